@@ -1,0 +1,64 @@
+"""From a completion (what a model wrote) to the module that a sample runs against.
+
+A completion may hold a whole function, several definitions, or only the body that continues the prompt.
+What cannot be turned into the entry point's function fails the sample with an error type of its own,
+without running anything.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+from . import syntax
+from .problem import Problem
+
+
+@dataclass(frozen=True)
+class Candidate:
+    completion: str
+    function: str | None  # the candidate function, dedented; None when none could be made
+    error_type: str | None = None  # why the completion is not a usable function
+    error: str | None = None
+
+
+def make_candidate(problem: Problem, completion: str) -> Candidate:
+    """The entry point's definition in the completion, or the signature completed by its text as a body."""
+    function = syntax.find_function(completion, problem.function_name)
+    if function is None:
+        if not completion.strip():
+            return Candidate(completion, None, "EmptyCompletion", "the completion is empty")
+        function = _complete_signature(problem.signature, completion)
+    try:
+        ast.parse(function)
+    except SyntaxError as exc:
+        return Candidate(completion, function, "SyntaxError", f"{exc.msg} (line {exc.lineno})")
+    return Candidate(completion, function)
+
+
+def _complete_signature(signature: str, body: str) -> str:
+    """A completion that continues the prompt is the function's body: put the signature back on top."""
+    lines = body.strip("\n").splitlines()
+    first = next(line for line in lines if line.strip())
+    if not first[0].isspace():
+        lines = [f"    {line}" if line.strip() else line for line in lines]
+    return signature + "\n" + "\n".join(lines) + "\n"
+
+
+def candidate_module(problem: Problem, module_source: str, candidate: Candidate) -> str:
+    """The focal module with the reference replaced by the candidate; the rest of the file unchanged.
+
+    Raises SyntaxError when the result does not parse (a candidate that breaks its surroundings).
+    """
+    assert candidate.function is not None
+    module = syntax.replace_definition(module_source, problem.entry_point, candidate.function)
+    ast.parse(module)
+    return module
+
+
+def dependency_share(problem: Problem, candidate: Candidate) -> float | None:
+    """DIR of one sample: the share of the reference's dependencies that the candidate's body uses."""
+    if not problem.dependencies:
+        return None
+    used = syntax.body_identifiers(candidate.function) if candidate.function else set()
+    return len(used & set(problem.dependencies)) / len(problem.dependencies)

@@ -1,0 +1,269 @@
+"""Project environments: each project's source materialised once in the cache, and its own virtualenv.
+
+Everything here is built at most once per key, under a file lock, so that several xdist workers asking for
+the same project at the same moment wait for one build instead of racing. A build that fails or is
+interrupted leaves no completion marker, and the next attempt starts it over.
+"""
+
+from __future__ import annotations
+
+import compileall
+import hashlib
+import importlib.metadata
+import json
+import os
+import platform
+import py_compile
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+import zipfile
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import filelock
+import platformdirs
+import virtualenv
+from packaging.markers import default_environment
+from packaging.requirements import Requirement
+from packaging.specifiers import SpecifierSet
+
+from .problem import Project
+
+COMPLETE_MARKER = ".repoexec-complete"
+RUNTIME_PLUGIN = Path(__file__).with_name("runtime") / "repoexec_inner.py"
+# What the inner test run needs inside every project's virtualenv; copied from this interpreter, so no network.
+RUNTIME_DISTRIBUTIONS = ("pytest", "pytest-timeout")
+_IGNORED = shutil.ignore_patterns("__pycache__", "*.pyc", ".git", ".hg", ".tox", ".venv")
+
+
+class EnvironmentBuildError(Exception):
+    """A project whose source or virtualenv could not be made; the message carries the tool's output."""
+
+
+@dataclass(frozen=True)
+class ProjectEnv:
+    project: Project
+    source_root: Path  # the materialised tree: never written to by a sample
+    python: Path  # the virtualenv's interpreter
+
+    @property
+    def import_root(self) -> Path:
+        return self.source_root / self.project.import_root
+
+
+def default_cache_dir() -> Path:
+    return Path(os.environ.get("REPOEXEC_CACHE") or platformdirs.user_cache_path("pytest-repoexec"))
+
+
+class Environments:
+    """The environments of one process, built on first use and remembered (failures too)."""
+
+    def __init__(self, cache: Path) -> None:
+        self.cache = cache
+        self._built: dict[str, ProjectEnv | EnvironmentBuildError] = {}
+
+    def get(self, project: Project) -> ProjectEnv:
+        key = str(project.manifest)
+        if key not in self._built:
+            try:
+                self._built[key] = self._build(project)
+            except EnvironmentBuildError as exc:
+                self._built[key] = exc
+        built = self._built[key]
+        if isinstance(built, EnvironmentBuildError):
+            raise built
+        return built
+
+    def _build(self, project: Project) -> ProjectEnv:
+        _check_python(project)
+        source_key = _source_key(project)
+        source_root = self.cache / "sources" / f"{project.name}-{source_key}"
+        build_once(source_root, lambda target: _materialise(project, target), self.cache)
+        runtime = self._runtime()
+        env_key = _digest(
+            [source_key, *sorted(project.requirements), sys.executable, platform.python_version(), runtime.name]
+        )
+        venv = self.cache / "venvs" / f"{project.name}-{env_key}"
+        build_once(venv, lambda target: _make_virtualenv(project, target, runtime), self.cache)
+        return ProjectEnv(project, source_root, _interpreter(venv))
+
+    def _runtime(self) -> Path:
+        """The inner runner's packages, shared by every virtualenv through a .pth file."""
+        dists = _distribution_closure(RUNTIME_DISTRIBUTIONS)
+        key = _digest([f"{d.metadata['Name']}=={d.version}" for d in dists] + [RUNTIME_PLUGIN.read_text()])
+        runtime = self.cache / "runtime" / key
+        build_once(runtime, lambda target: _copy_runtime(dists, target), self.cache)
+        return runtime
+
+
+def build_once(target: Path, build: Callable[[Path], None], cache: Path) -> None:
+    """Run ``build(target)`` unless a complete build is there; one builder at a time across processes."""
+    if (target / COMPLETE_MARKER).exists():
+        return
+    locks = cache / "locks"
+    locks.mkdir(parents=True, exist_ok=True)
+    with filelock.FileLock(str(locks / f"{target.parent.name}-{target.name}.lock")):
+        if (target / COMPLETE_MARKER).exists():
+            return
+        if target.exists():
+            shutil.rmtree(target)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            build(target)
+        except BaseException:
+            shutil.rmtree(target, ignore_errors=True)
+            raise
+        (target / COMPLETE_MARKER).write_text("")
+
+
+def _check_python(project: Project) -> None:
+    if project.python and not SpecifierSet(project.python).contains(platform.python_version(), prereleases=True):
+        raise EnvironmentBuildError(
+            f"project {project.name} needs Python {project.python} ({project.manifest}); "
+            f"this interpreter is {platform.python_version()}"
+        )
+
+
+def _digest(parts: list[str]) -> str:
+    return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:16]
+
+
+def _source_key(project: Project) -> str:
+    source = project.source
+    if source.kind != "path":
+        return _digest([source.kind, source.location, source.rev or ""])
+    hasher = hashlib.sha256()
+    root = Path(source.location)
+    for path in sorted(_walk_files(root)):
+        hasher.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return hasher.hexdigest()[:16]
+
+
+def _walk_files(root: Path) -> Iterator[Path]:
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if d not in {"__pycache__", ".git", ".hg", ".tox", ".venv"}]
+        yield from (Path(folder) / name for name in files if not name.endswith(".pyc"))
+
+
+def _materialise(project: Project, target: Path) -> None:
+    source = project.source
+    if source.kind == "path":
+        shutil.copytree(source.location, target, ignore=_IGNORED, symlinks=True)
+    elif source.kind == "pypi":
+        _download_pypi(project, target)
+    else:
+        _clone_git(project, target)
+    if not (target / project.import_root).is_dir():
+        raise EnvironmentBuildError(
+            f"project {project.name}: import_root {project.import_root!r} is not a folder of its source "
+            f"({project.manifest})"
+        )
+    # Checked-hash pycs stay valid for every unchanged module imported through a sample's symlinks, and are
+    # never mistaken for a candidate's module, whatever its size and timestamp.
+    compileall.compile_dir(
+        target, quiet=2, workers=1, invalidation_mode=py_compile.PycInvalidationMode.CHECKED_HASH
+    )
+
+
+def _run_tool(command: list[str], what: str, project: Project, **kwargs) -> None:
+    result = subprocess.run(command, capture_output=True, text=True, **kwargs)
+    if result.returncode != 0:
+        output = (result.stdout + result.stderr).strip()
+        raise EnvironmentBuildError(f"project {project.name}: {what} failed:\n{output[-4000:]}")
+
+
+def _download_pypi(project: Project, target: Path) -> None:
+    with tempfile.TemporaryDirectory(prefix="repoexec-sdist-") as downloads:
+        _run_tool(
+            [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--no-binary", ":all:",
+             "--no-build-isolation", "--dest", downloads, project.source.location],
+            f"downloading the sdist {project.source.location}",
+            project,
+        )
+        archives = list(Path(downloads).iterdir())
+        if len(archives) != 1:
+            raise EnvironmentBuildError(f"project {project.name}: expected one sdist, pip gave {archives}")
+        _unpack(archives[0], target)
+
+
+def _unpack(archive: Path, target: Path) -> None:
+    """Unpack an sdist; its single top folder becomes the source root."""
+    with tempfile.TemporaryDirectory(prefix="repoexec-unpack-") as scratch:
+        if archive.suffix == ".zip":
+            with zipfile.ZipFile(archive) as bundle:
+                bundle.extractall(scratch)
+        else:
+            with tarfile.open(archive) as bundle:
+                bundle.extractall(scratch, filter="data")
+        entries = list(Path(scratch).iterdir())
+        top = entries[0] if len(entries) == 1 and entries[0].is_dir() else Path(scratch)
+        shutil.copytree(top, target, ignore=_IGNORED, symlinks=True)
+
+
+def _clone_git(project: Project, target: Path) -> None:
+    _run_tool(["git", "clone", "--quiet", project.source.location, str(target)], "git clone", project)
+    _run_tool(["git", "checkout", "--quiet", project.source.rev or "HEAD"], "git checkout", project, cwd=target)
+    shutil.rmtree(target / ".git", ignore_errors=True)
+
+
+def _make_virtualenv(project: Project, target: Path, runtime: Path) -> None:
+    seed = ["--no-setuptools"] if project.requirements else ["--no-seed"]
+    try:
+        virtualenv.cli_run([str(target), "--python", sys.executable, "--quiet", *seed], setup_logging=False)
+    except Exception as exc:  # virtualenv raises a variety of errors; all mean "no environment"
+        raise EnvironmentBuildError(f"project {project.name}: virtualenv failed: {exc}") from exc
+    python = _interpreter(target)
+    if project.requirements:
+        _run_tool(
+            [str(python), "-m", "pip", "install", "--disable-pip-version-check", "--no-input", "--quiet",
+             *project.requirements],
+            "pip install " + " ".join(project.requirements),
+            project,
+        )
+    site_packages = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+        capture_output=True, text=True, check=True,
+    ).stdout.strip()
+    Path(site_packages, "_repoexec_runtime.pth").write_text(f"{runtime}\n")
+
+
+def _interpreter(venv: Path) -> Path:
+    return venv / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
+
+
+def _distribution_closure(names: tuple[str, ...]) -> list[importlib.metadata.Distribution]:
+    """The installed distributions ``names`` need, following their requirements for this interpreter."""
+    environment = default_environment() | {"extra": ""}
+    seen: dict[str, importlib.metadata.Distribution] = {}
+    pending = list(names)
+    while pending:
+        name = pending.pop()
+        normalised = name.lower().replace("_", "-")
+        if normalised in seen:
+            continue
+        dist = importlib.metadata.distribution(name)
+        seen[normalised] = dist
+        for requirement in map(Requirement, dist.requires or []):
+            if requirement.marker is None or requirement.marker.evaluate(environment):
+                pending.append(requirement.name)
+    return sorted(seen.values(), key=lambda d: d.metadata["Name"].lower())
+
+
+def _copy_runtime(dists: list[importlib.metadata.Distribution], target: Path) -> None:
+    target.mkdir(parents=True)
+    for dist in dists:
+        for file in dist.files or []:
+            if file.parts[0] == ".." or "__pycache__" in file.parts or file.suffix == ".pyc":
+                continue
+            destination = target / file
+            destination.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(dist.locate_file(file), destination)
+    shutil.copy2(RUNTIME_PLUGIN, target / RUNTIME_PLUGIN.name)
+    compileall.compile_dir(target, quiet=2, workers=1)
+    (target / "manifest.json").write_text(
+        json.dumps({d.metadata["Name"]: d.version for d in dists}, indent=1, sort_keys=True)
+    )

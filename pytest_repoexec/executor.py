@@ -1,0 +1,176 @@
+"""Run a problem's tests against one candidate module, and bring back each test's outcome.
+
+The one interface the rest of the engine uses is ``Executor.run``: given a project environment, a problem
+and the source of its focal module with the candidate in place, return a ``SampleRun``. The implementation
+here starts a fresh interpreter and pytest per sample, in a per-sample overlay of the cached source tree.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from .environment import ProjectEnv
+from .problem import Problem
+
+OUTPUT_LIMIT = 20000
+_DROPPED_VARIABLES = ("PYTEST_", "PYTHON", "VIRTUAL_ENV", "COV_CORE", "REPOEXEC_")
+
+
+class ProblemLayoutError(Exception):
+    """The problem does not fit its project's source (module missing, test file in the way)."""
+
+
+@dataclass(frozen=True)
+class TestOutcome:
+    name: str
+    outcome: str  # passed, failed, error or skipped
+    error_type: str | None = None
+    message: str | None = None
+    longrepr: str | None = None
+    duration: float = 0.0
+
+
+@dataclass(frozen=True)
+class SampleRun:
+    tests: tuple[TestOutcome, ...]
+    collect_errors: tuple[TestOutcome, ...]
+    finished: bool  # the inner session reached its end and wrote its results
+    timed_out: bool  # the whole sample ran past its wall-clock limit
+    returncode: int
+    output: str  # the tail of the run's stdout and stderr: for people, never parsed
+    duration: float
+
+
+class Executor(Protocol):
+    def run(self, env: ProjectEnv, problem: Problem, module_source: str) -> SampleRun: ...
+
+
+def module_file(import_root: Path, module: str) -> Path:
+    """The file of a dotted module under an import root: ``a/b.py`` or ``a/b/__init__.py``."""
+    base = import_root.joinpath(*module.split("."))
+    for path in (base.with_suffix(".py"), base / "__init__.py"):
+        if path.is_file():
+            return path
+    raise ProblemLayoutError(f"module {module} is not in the project's source ({import_root})")
+
+
+class SubprocessExecutor:
+    """A fresh ``python -m pytest`` in the project's virtualenv for every sample."""
+
+    def __init__(self, test_timeout: float, sample_timeout: float) -> None:
+        self.test_timeout = test_timeout
+        self.sample_timeout = sample_timeout
+
+    def run(self, env: ProjectEnv, problem: Problem, module_source: str) -> SampleRun:
+        focal = module_file(env.import_root, problem.module).relative_to(env.source_root)
+        test_path = focal.parent / problem.tests.name
+        if (env.source_root / test_path).exists():
+            raise ProblemLayoutError(f"{test_path} already exists in project {problem.project.name}'s source")
+        with tempfile.TemporaryDirectory(prefix="repoexec-sample-") as scratch:
+            sample_root = Path(scratch) / "root"
+            overlay(
+                env.source_root,
+                sample_root,
+                {focal: module_source.encode("utf-8"), test_path: problem.tests.read_bytes()},
+            )
+            return self._run_pytest(env, problem, sample_root, test_path, Path(scratch))
+
+    def _run_pytest(
+        self, env: ProjectEnv, problem: Problem, sample_root: Path, test_path: Path, scratch: Path
+    ) -> SampleRun:
+        results = scratch / "results.json"
+        config = scratch / "pytest.ini"
+        config.write_text("[pytest]\n")
+        test_timeout = problem.timeout or self.test_timeout
+        command = [
+            str(env.python), "-m", "pytest", str(test_path),
+            "-p", "repoexec_inner", "-p", "pytest_timeout", f"--timeout={test_timeout}",
+            f"--repoexec-results={results}",
+            "-c", str(config), f"--rootdir={sample_root}", "--noconftest", "-p", "no:cacheprovider",
+            "-q", "--tb=short", "-rN", "--color=no",
+        ]
+        environment = {k: v for k, v in os.environ.items() if not k.startswith(_DROPPED_VARIABLES)}
+        environment |= {
+            "PYTHONHASHSEED": "0",
+            "PYTHONDONTWRITEBYTECODE": "1",
+            "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
+            "PYTHONPATH": str(sample_root / env.project.import_root),
+            "REPOEXEC_EXPECTED": str(problem.expected),
+        }
+        started = time.monotonic()
+        with (scratch / "output.txt").open("w+b") as output:
+            process = subprocess.Popen(
+                command, cwd=sample_root, env=environment, stdin=subprocess.DEVNULL,
+                stdout=output, stderr=subprocess.STDOUT, start_new_session=True,
+            )
+            timed_out = False
+            try:
+                process.wait(timeout=self.sample_timeout)
+            except subprocess.TimeoutExpired:
+                timed_out = True
+            finally:
+                _kill_group(process)  # also whatever the candidate left running in the background
+            output.seek(max(0, output.seek(0, os.SEEK_END) - OUTPUT_LIMIT))
+            text = output.read().decode("utf-8", "replace")
+        return _read_results(results, timed_out, process.returncode, text, time.monotonic() - started)
+
+
+def _kill_group(process: subprocess.Popen) -> None:
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    process.wait()
+
+
+def _read_results(path: Path, timed_out: bool, returncode: int, output: str, duration: float) -> SampleRun:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        finished = data.get("finished") is True
+    except (OSError, ValueError):
+        data, finished = {}, False
+    return SampleRun(
+        tests=tuple(TestOutcome(**test) for test in data.get("tests", [])),
+        collect_errors=tuple(
+            TestOutcome(error["nodeid"], "error", error["error_type"], error["message"], error["longrepr"])
+            for error in data.get("collect_errors", [])
+        ),
+        finished=finished and not timed_out,
+        timed_out=timed_out,
+        returncode=returncode,
+        output=output,
+        duration=duration,
+    )
+
+
+def overlay(base: Path, target: Path, files: dict[Path, bytes]) -> None:
+    """Make ``target`` look like ``base`` with ``files`` written in, without copying or touching ``base``.
+
+    Every folder on the way to a written file is a real folder; everything else is a symlink into ``base``.
+    """
+    target.mkdir(parents=True)
+    heads: dict[str, dict[Path, bytes]] = {}
+    for path, content in files.items():
+        if len(path.parts) == 1:
+            (target / path).write_bytes(content)
+        else:
+            heads.setdefault(path.parts[0], {})[Path(*path.parts[1:])] = content
+    for entry in os.scandir(base):
+        if entry.name in heads:
+            overlay(Path(entry.path), target / entry.name, heads.pop(entry.name))
+        elif not (target / entry.name).exists():
+            (target / entry.name).symlink_to(entry.path, target_is_directory=entry.is_dir())
+    for name, rest in heads.items():  # folders that only the written files need
+        overlay_missing = target / name
+        overlay_missing.mkdir()
+        for path, content in rest.items():
+            (overlay_missing / path).parent.mkdir(parents=True, exist_ok=True)
+            (overlay_missing / path).write_bytes(content)

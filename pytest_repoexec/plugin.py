@@ -1,0 +1,244 @@
+"""The pytest plugin: options, generation before collection, one item per (problem, sample), and the
+controller-side collection of results.
+
+Completions are made once, by the process that drives the run (the controller under xdist), and handed to
+the workers as a file, so a model is never asked twice for the same run. Workers send each sample's result
+back on its report (``user_properties``); only the controller aggregates them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import generators
+
+from . import hookspecs
+from .candidate import candidate_module, dependency_share, make_candidate
+from .environment import EnvironmentBuildError, Environments, ProjectEnv, default_cache_dir
+from .executor import ProblemLayoutError, SubprocessExecutor, module_file
+from .failure import SampleFailed, describe_failure
+from .generation import GenerationError, GeneratorRegistry, read_completions, write_completions
+from .problem import (
+    PROBLEM_MANIFEST,
+    PROJECT_MANIFEST,
+    ManifestError,
+    Problem,
+    find_manifests,
+    load_problem,
+    load_project,
+)
+from .report import ResultsCollector
+from .results import USER_PROPERTY, SampleResult, verdict
+
+HANDOFF_KEY = "repoexec_completions"
+state_key = pytest.StashKey["RepoexecState"]()
+
+
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    pluginmanager.add_hookspecs(hookspecs)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("repoexec", "repository-level code generation benchmarks")
+    group.addoption("--repoexec-model", default="reference", metavar="NAME[:ARG]",
+                    help="generator of the completions: reference (default), replay:PATH, ...")
+    group.addoption("--repoexec-n", type=int, default=None, metavar="N", help="at most N samples per problem")
+    group.addoption("--repoexec-cache", default=None, metavar="DIR",
+                    help="where project sources and virtualenvs are kept (default: the user cache folder)")
+    group.addoption("--repoexec-report", default=None, metavar="PATH", help="write metrics and samples as JSON")
+    group.addoption("--repoexec-timeout", type=float, default=5.0, metavar="SECONDS",
+                    help="limit for each inner test (default 5)")
+    group.addoption("--repoexec-sample-timeout", type=float, default=120.0, metavar="SECONDS",
+                    help="wall-clock limit for all the tests of one sample (default 120)")
+
+
+class RepoexecState:
+    """What one process knows about the run: its environments, its executor and the completions."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        cache = config.getoption("repoexec_cache")
+        self.environments = Environments(Path(cache).resolve() if cache else default_cache_dir())
+        self.executor = SubprocessExecutor(
+            config.getoption("repoexec_timeout"), config.getoption("repoexec_sample_timeout")
+        )
+        self.completions: dict[str, list[str]] = {}
+        self.problems: dict[Path, Problem] = {}
+        self.handoff: Path | None = None
+
+    def problem(self, manifest: Path) -> Problem:
+        if manifest not in self.problems:
+            self.problems[manifest] = load_problem(manifest)
+        return self.problems[manifest]
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_configure(config: pytest.Config) -> None:
+    n = config.getoption("repoexec_n")
+    if n is not None and n < 1:
+        raise pytest.UsageError(f"--repoexec-n must be at least 1, got {n}")
+    for module in generators.BUILTIN_MODULES:
+        config.pluginmanager.import_plugin(module)
+    config.stash[state_key] = RepoexecState(config)
+    if not hasattr(config, "workerinput"):
+        config.pluginmanager.register(ResultsCollector(config), "repoexec-results")
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    state = config.stash.get(state_key, None)
+    if state is not None and state.handoff is not None:
+        state.handoff.unlink(missing_ok=True)
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    config = session.config
+    state = config.stash[state_key]
+    if hasattr(config, "workerinput"):
+        handoff = config.workerinput.get(HANDOFF_KEY)
+        state.completions = read_completions(Path(handoff)) if handoff else {}
+        return
+    problems = _discover(config, state)
+    if not problems:
+        return
+    registry = GeneratorRegistry()
+    config.hook.pytest_repoexec_add_generators(registry=registry)
+    spec = config.getoption("repoexec_model")
+    generator = registry.create(spec, config)
+    limit = config.getoption("repoexec_n")
+    try:
+        completions = generator.generate(problems, limit)
+    except GenerationError as exc:
+        raise pytest.UsageError(f"--repoexec-model={spec}: {exc}") from None
+    state.completions = {problem: list(texts)[:limit] for problem, texts in completions.items()}
+    empty = [problem.id for problem in problems if not state.completions.get(problem.id)]
+    if empty:
+        raise pytest.UsageError(f"--repoexec-model={spec} gave no completion for {', '.join(empty)}")
+
+
+def _discover(config: pytest.Config, state: RepoexecState) -> list[Problem]:
+    """The problems the run's arguments point at, loaded now so that generation sees them all at once."""
+    root = config.invocation_params.dir
+    manifests = find_manifests([root / arg.split("::")[0] for arg in config.args])
+    problems = []
+    for manifest in manifests:
+        try:
+            problems.append(state.problem(manifest))
+        except ManifestError:
+            continue  # its collector reports the error, naming the file and field
+    return problems
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:
+    """xdist: give each worker the controller's completions instead of generating again."""
+    state = node.config.stash[state_key]
+    if state.handoff is None and state.completions:
+        descriptor, name = tempfile.mkstemp(prefix="repoexec-completions-", suffix=".jsonl")
+        os.close(descriptor)
+        state.handoff = Path(name)
+        write_completions(state.handoff, state.completions)
+    if state.handoff is not None:
+        node.workerinput[HANDOFF_KEY] = str(state.handoff)
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """A problem's own files (its test module, its pickles) and a project's source are data, not tests."""
+    parent = collection_path.parent
+    if collection_path.name != PROBLEM_MANIFEST and (parent / PROBLEM_MANIFEST).is_file():
+        return True
+    if collection_path.is_dir() and (parent / PROJECT_MANIFEST).is_file():
+        try:
+            source = load_project((parent / PROJECT_MANIFEST).resolve()).source
+        except ManifestError:
+            return None
+        if source.kind == "path" and Path(source.location) == collection_path.resolve():
+            return True
+    return None
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    if file_path.name == PROBLEM_MANIFEST:
+        return ProblemFile.from_parent(parent, path=file_path)
+    return None
+
+
+class ProblemFile(pytest.File):
+    """A problem manifest; its items are the problem's samples."""
+
+    def collect(self) -> Iterator[SampleItem]:
+        state = self.config.stash[state_key]
+        problem = state.problem(self.path.resolve())
+        completions = state.completions.get(problem.id)
+        if completions is None:
+            raise ManifestError(self.path, "(completions)", f"no completions were generated for {problem.id}")
+        for index, completion in enumerate(completions):
+            item = SampleItem.from_parent(
+                self, name=f"{problem.name}[{index}]", problem=problem, sample=index, completion=completion
+            )
+            item.add_marker(pytest.mark.xdist_group(name=problem.project.name))
+            yield item
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException]) -> str:  # type: ignore[override]
+        if isinstance(excinfo.value, ManifestError):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo)
+
+
+class SampleItem(pytest.Item):
+    """One completion of one problem, run against the problem's tests in the project's environment."""
+
+    def __init__(self, *, problem: Problem, sample: int, completion: str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.problem = problem
+        self.sample = sample
+        self.completion = completion
+        self.env: ProjectEnv | None = None
+
+    def setup(self) -> None:
+        self.env = self.config.stash[state_key].environments.get(self.problem.project)
+
+    def runtest(self) -> None:
+        assert self.env is not None
+        state = self.config.stash[state_key]
+        candidate = make_candidate(self.problem, self.completion)
+        run, error_type, passed_tests = None, candidate.error_type, 0
+        if error_type is None:
+            original = module_file(self.env.import_root, self.problem.module).read_text(encoding="utf-8")
+            try:
+                module = candidate_module(self.problem, original, candidate)
+            except SyntaxError as exc:
+                error_type = "SyntaxError"
+                candidate = dataclasses.replace(candidate, error_type=error_type, error=f"in the module: {exc.msg}")
+            else:
+                run = state.executor.run(self.env, self.problem, module)
+                passed_tests, error_type = verdict(run, self.problem.test_count)
+        result = SampleResult(
+            problem=self.problem.id,
+            project=self.problem.project.name,
+            sample=self.sample,
+            passed=error_type is None,
+            tests_passed=passed_tests,
+            tests_total=self.problem.test_count,
+            error_type=error_type,
+            dir=dependency_share(self.problem, candidate),
+            duration=run.duration if run else 0.0,
+        )
+        self.user_properties.append((USER_PROPERTY, result.to_dict()))
+        if not result.passed:
+            raise SampleFailed(self.problem, result, candidate, run)
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException]) -> str:  # type: ignore[override]
+        if isinstance(excinfo.value, SampleFailed):
+            return describe_failure(excinfo.value, self.config)
+        if isinstance(excinfo.value, (EnvironmentBuildError, ProblemLayoutError)):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo)
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        return self.path, None, f"{self.problem.id} sample {self.sample}"

@@ -1,0 +1,350 @@
+"""Problems and projects, loaded from their TOML manifests and checked field by field.
+
+Every error names the manifest and the field at fault, so that a malformed problem shows up as a clear
+collection error instead of a crash halfway through a run.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import re
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+from . import syntax
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+PROJECT_MANIFEST = "project.toml"
+PROBLEM_MANIFEST = "problem.toml"
+CONTEXT_LEVELS = ("full", "medium", "small")
+
+_DOTTED = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
+
+
+class ManifestError(Exception):
+    """A manifest that cannot be used; the message names the file and the field."""
+
+    def __init__(self, path: Path, field: str, message: str) -> None:
+        super().__init__(f"{path}: {field}: {message}")
+        self.path = path
+        self.field = field
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where a project's code comes from: a local folder, a pinned PyPI sdist, or a git revision."""
+
+    kind: Literal["path", "pypi", "git"]
+    location: str  # absolute folder, "name==version", or git URL
+    rev: str | None = None
+
+
+@dataclass(frozen=True)
+class Project:
+    name: str
+    manifest: Path
+    source: Source
+    import_root: str = "."
+    requirements: tuple[str, ...] = ()
+    python: str | None = None
+
+
+@dataclass(frozen=True)
+class Problem:
+    project: Project
+    name: str
+    manifest: Path
+    module: str
+    entry_point: str
+    test_count: int
+    tests: Path
+    expected: Path
+    reference: str
+    dependencies: tuple[str, ...]
+    context_full: str
+    number: int | None = None
+    timeout: float | None = None
+    prompt_overrides: dict[str, str] = field(default_factory=dict, compare=False, hash=False)
+
+    @property
+    def id(self) -> str:
+        return f"{self.project.name}/{self.name}"
+
+    @property
+    def folder(self) -> Path:
+        return self.manifest.parent
+
+    @property
+    def function_name(self) -> str:
+        """The name the candidate must define: the last part of ``Class.method``."""
+        return self.entry_point.rpartition(".")[2]
+
+    @functools.cached_property
+    def _split_reference(self) -> tuple[str, str | None, str]:
+        return syntax.split_function(self.reference)
+
+    @property
+    def signature(self) -> str:
+        return self.prompt_overrides.get("signature") or self._split_reference[0]
+
+    @property
+    def docstring(self) -> str | None:
+        return self.prompt_overrides.get("docstring") or self._split_reference[1]
+
+    def context(self, level: str) -> str:
+        """The dependency context at one of the paper's three levels (full, medium, small)."""
+        if level not in CONTEXT_LEVELS:
+            raise ValueError(f"unknown context level {level!r}; expected one of {', '.join(CONTEXT_LEVELS)}")
+        if level == "full":
+            return self.context_full
+        return self.prompt_overrides.get(level) or syntax.strip_bodies(
+            self.context_full, keep_docstrings=level == "medium"
+        )
+
+
+class _Fields:
+    """Typed access to a manifest's table that reports the exact field at fault."""
+
+    def __init__(self, path: Path, table: dict[str, Any], prefix: str = "") -> None:
+        self.path, self.table, self.prefix = path, table, prefix
+
+    def error(self, key: str, message: str) -> ManifestError:
+        return ManifestError(self.path, self.prefix + key, message)
+
+    def get(self, key: str, kind: type | tuple[type, ...], default: Any = ..., *, required: bool = False) -> Any:
+        if key not in self.table:
+            if required or default is ...:
+                raise self.error(key, "required field is missing")
+            return default
+        value = self.table[key]
+        if not isinstance(value, kind) or (isinstance(value, bool) and bool not in _as_tuple(kind)):
+            names = " or ".join(t.__name__ for t in _as_tuple(kind))
+            raise self.error(key, f"expected {names}, got {type(value).__name__} {value!r:.60}")
+        return value
+
+    def table_at(self, key: str) -> _Fields:
+        value = self.get(key, dict, {})
+        return _Fields(self.path, value, f"{self.prefix}{key}.")
+
+    def reject_unknown(self, known: set[str]) -> None:
+        for key in self.table:
+            if key not in known:
+                raise self.error(key, f"unknown field (known: {', '.join(sorted(known))})")
+
+
+def _as_tuple(kind: type | tuple[type, ...]) -> tuple[type, ...]:
+    return kind if isinstance(kind, tuple) else (kind,)
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        with path.open("rb") as handle:
+            return tomllib.load(handle)
+    except tomllib.TOMLDecodeError as exc:
+        raise ManifestError(path, "(toml)", str(exc)) from None
+    except OSError as exc:
+        raise ManifestError(path, "(file)", exc.strerror or str(exc)) from None
+
+
+@functools.lru_cache(maxsize=None)
+def load_project(manifest: Path) -> Project:
+    """Load ``project.toml``; cached, since every problem of the project asks for it."""
+    fields = _Fields(manifest, _read_toml(manifest))
+    fields.reject_unknown({"source", "import_root", "requirements", "python"})
+    source = _load_source(fields.table_at("source"), manifest.parent)
+    import_root = fields.get("import_root", str, ".")
+    if Path(import_root).is_absolute() or ".." in Path(import_root).parts:
+        raise fields.error("import_root", "must be a relative folder inside the source")
+    requirements = fields.get("requirements", list, [])
+    for index, requirement in enumerate(requirements):
+        try:
+            Requirement(requirement)
+        except (InvalidRequirement, TypeError) as exc:
+            raise fields.error(f"requirements[{index}]", f"not a requirement: {exc}") from None
+    python = fields.get("python", str, None)
+    if python is not None:
+        try:
+            SpecifierSet(python)
+        except InvalidSpecifier:
+            raise fields.error("python", f"not a version constraint: {python!r}") from None
+    return Project(
+        name=manifest.parent.name,
+        manifest=manifest,
+        source=source,
+        import_root=import_root,
+        requirements=tuple(requirements),
+        python=python,
+    )
+
+
+def _load_source(fields: _Fields, project_dir: Path) -> Source:
+    fields.reject_unknown({"path", "pypi", "git", "rev"})
+    kinds = [kind for kind in ("path", "pypi", "git") if kind in fields.table]
+    if len(kinds) != 1:
+        raise fields.error("", "exactly one of path, pypi or git is required")
+    kind = kinds[0]
+    location = fields.get(kind, str)
+    if kind == "path":
+        folder = (project_dir / location).resolve()
+        if not folder.is_dir():
+            raise fields.error("path", f"folder {folder} does not exist")
+        return Source("path", str(folder))
+    if kind == "pypi":
+        try:
+            pinned = Requirement(location)
+        except InvalidRequirement as exc:
+            raise fields.error("pypi", f"not a requirement: {exc}") from None
+        if len(pinned.specifier) != 1 or next(iter(pinned.specifier)).operator != "==":
+            raise fields.error("pypi", f"pin one release, as in 'name==1.0.0' (got {location!r})")
+        return Source("pypi", location)
+    rev = fields.get("rev", str, None)
+    if rev is None:
+        raise fields.error("rev", "a git source needs a revision to pin it")
+    return Source("git", location, rev)
+
+
+_PROBLEM_FIELDS = {
+    "module", "entry_point", "test_count", "number", "tests", "expected", "timeout", "dependencies",
+    "reference", "prompt",
+}
+
+
+def load_problem(manifest: Path) -> Problem:
+    """Load and check ``problem.toml`` together with its project (``../project.toml``)."""
+    manifest = manifest.resolve()
+    project_manifest = manifest.parent.parent / PROJECT_MANIFEST
+    if not project_manifest.is_file():
+        raise ManifestError(manifest, "(project)", f"no {PROJECT_MANIFEST} in {manifest.parent.parent}")
+    project = load_project(project_manifest)
+    fields = _Fields(manifest, _read_toml(manifest))
+    fields.reject_unknown(_PROBLEM_FIELDS)
+
+    module = fields.get("module", str)
+    if not _DOTTED.match(module):
+        raise fields.error("module", f"not a dotted module name: {module!r}")
+    entry_point = fields.get("entry_point", str)
+    if not _DOTTED.match(entry_point):
+        raise fields.error("entry_point", f"expected a name or Class.method, got {entry_point!r}")
+    test_count = fields.get("test_count", int)
+    if test_count < 1:
+        raise fields.error("test_count", "must be at least 1")
+    number = fields.get("number", int, None)
+    timeout = fields.get("timeout", (int, float), None)
+    if timeout is not None and timeout <= 0:
+        raise fields.error("timeout", "must be a positive number of seconds")
+
+    reference = fields.get("reference", str)
+    function_name = entry_point.rpartition(".")[2]
+    _check_reference(fields, reference, function_name)
+    tests = _find_tests(fields, manifest.parent)
+    _check_test_count(fields, tests, test_count)
+    expected = manifest.parent / fields.get("expected", str, "expected")
+    if "expected" in fields.table and not expected.is_dir():
+        raise fields.error("expected", f"folder {expected} does not exist")
+
+    prompt = fields.table_at("prompt")
+    prompt.reject_unknown({"signature", "docstring", "context"})
+    context = prompt.table_at("context")
+    context.reject_unknown(set(CONTEXT_LEVELS))
+    context_full = context.get("full", str, required=True)
+    overrides = {key: prompt.get(key, str) for key in ("signature", "docstring") if key in prompt.table}
+    overrides |= {key: context.get(key, str) for key in ("medium", "small") if key in context.table}
+
+    if "dependencies" in fields.table:
+        dependencies = fields.get("dependencies", list)
+        if not all(isinstance(name, str) for name in dependencies):
+            raise fields.error("dependencies", "expected a list of names")
+    else:
+        dependencies = syntax.dependencies(context_full, reference, entry_point)
+
+    return Problem(
+        project=project,
+        name=manifest.parent.name,
+        manifest=manifest,
+        module=module,
+        entry_point=entry_point,
+        test_count=test_count,
+        tests=tests,
+        expected=expected,
+        reference=reference,
+        dependencies=tuple(dependencies),
+        context_full=context_full,
+        number=number,
+        timeout=float(timeout) if timeout is not None else None,
+        prompt_overrides=overrides,
+    )
+
+
+def _check_reference(fields: _Fields, reference: str, function_name: str) -> None:
+    try:
+        tree = ast.parse(reference)
+    except SyntaxError as exc:
+        raise fields.error("reference", f"does not parse: {exc.msg} (line {exc.lineno})") from None
+    defined = [
+        node.name for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+    ]
+    if function_name not in defined:
+        raise fields.error("reference", f"does not define function {function_name!r}")
+
+
+def _find_tests(fields: _Fields, folder: Path) -> Path:
+    if "tests" in fields.table:
+        tests = folder / fields.get("tests", str)
+        if not tests.is_file():
+            raise fields.error("tests", f"file {tests} does not exist")
+        return tests
+    candidates = sorted(folder.glob("test_*.py"))
+    if len(candidates) != 1:
+        found = ", ".join(path.name for path in candidates) or "none"
+        raise fields.error("tests", f"name the test module: expected one test_*.py in {folder}, found {found}")
+    return candidates[0]
+
+
+def _check_test_count(fields: _Fields, tests: Path, test_count: int) -> None:
+    """Compare the declared count with the module's test functions, where the module is simple enough to count."""
+    try:
+        tree = ast.parse(tests.read_bytes(), filename=str(tests))
+    except SyntaxError as exc:
+        raise ManifestError(tests, "(syntax)", f"{exc.msg} (line {exc.lineno})") from None
+    if "parametrize" in ast.unparse(tree) or any(
+        isinstance(node, ast.ClassDef) and node.name.startswith("Test") for node in tree.body
+    ):
+        return
+    defined = sum(
+        isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test")
+        for node in tree.body
+    )
+    if defined != test_count:
+        raise fields.error("test_count", f"is {test_count} but {tests.name} defines {defined} tests")
+
+
+def find_manifests(paths: list[Path]) -> list[Path]:
+    """Every problem manifest under the given files or folders, in a stable order."""
+    found: set[Path] = set()
+    for path in paths:
+        if path.is_file() and path.name == PROBLEM_MANIFEST:
+            found.add(path.resolve())
+        elif path.is_dir():
+            found.update(
+                manifest.resolve()
+                for manifest in path.rglob(PROBLEM_MANIFEST)
+                if not any(part.startswith(".") for part in manifest.relative_to(path).parts)
+            )
+        elif (path.parent / PROBLEM_MANIFEST).is_file():  # a file inside a problem folder
+            found.add((path.parent / PROBLEM_MANIFEST).resolve())
+    return sorted(found)
+
+
+def set_order(problems: list[Problem]) -> list[Problem]:
+    """The canonical order of a set: numbered problems by number, then the rest by id."""
+    return sorted(problems, key=lambda p: (p.number is None, p.number or 0, p.id))

@@ -1,0 +1,106 @@
+"""The controller's view of a run: results gathered from every report, the summary table, the JSON report."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .metrics import KS, Summary, error_counts, summarise
+from .results import USER_PROPERTY, SampleResult
+
+
+class ResultsCollector:
+    """Registered on the controller only; under xdist it sees the reports of every worker."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        self.results: dict[str, SampleResult] = {}
+        self.errors: dict[str, str] = {}  # samples that could not run (environment, layout), by node id
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        for key, value in report.user_properties:
+            if key == USER_PROPERTY:
+                self.results[report.nodeid] = SampleResult.from_dict(value)
+        if report.when == "setup" and report.failed:
+            self.errors[report.nodeid] = str(report.longrepr).strip().splitlines()[-1][:200]
+
+    def ordered(self) -> list[SampleResult]:
+        return sorted(self.results.values(), key=lambda r: (r.problem, r.sample))
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if not self.results and not self.errors:
+            return
+        model = self.config.getoption("repoexec_model")
+        terminalreporter.write_sep("=", f"repoexec: {model}")
+        for line in render_table(self.ordered()):
+            terminalreporter.write_line(line)
+        errors = error_counts(self.results.values())
+        if errors:
+            terminalreporter.write_line(
+                "failed samples by error: " + ", ".join(f"{name} {count}" for name, count in errors.items())
+            )
+        if self.errors:
+            terminalreporter.write_line(f"{len(self.errors)} samples could not run (left out of the metrics):")
+            for nodeid, message in list(self.errors.items())[:10]:
+                terminalreporter.write_line(f"  {nodeid}: {message}")
+        path = self.config.getoption("repoexec_report")
+        if path:
+            terminalreporter.write_line(f"report: {path}")
+
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        path = self.config.getoption("repoexec_report")
+        if path and (self.results or self.errors):
+            write_report(Path(self.config.invocation_params.dir, path), self.config, self.ordered(), self.errors)
+
+
+def _by_project(results: list[SampleResult]) -> dict[str, list[SampleResult]]:
+    groups: dict[str, list[SampleResult]] = {}
+    for result in results:
+        groups.setdefault(result.project, []).append(result)
+    return dict(sorted(groups.items()))
+
+
+def render_table(results: list[SampleResult]) -> list[str]:
+    """One row per project and one for all, metrics in percent (pass@k only where every problem has k samples)."""
+    header = ["project", "problems", "samples", *(f"pass@{k}" for k in KS), "DIR", "TR"]
+    rows = [_row(name, summarise(group)) for name, group in _by_project(results).items()]
+    rows.append(_row("all", summarise(results)))
+    widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
+    lines = ["  ".join(cell.ljust(w) if i == 0 else cell.rjust(w) for i, (cell, w) in enumerate(zip(row, widths)))
+             for row in [header, *rows]]
+    return [lines[0], "-" * len(lines[0]), *lines[1:-1], "-" * len(lines[0]), lines[-1], "(metrics in percent)"]
+
+
+def _row(name: str, summary: Summary) -> list[str]:
+    low, high = summary.samples_per_problem
+    per_problem = str(low) if low == high else f"{low}-{high}"
+    metrics = summary.as_metrics()
+    return [name, str(summary.problems), per_problem, *(_percent(metrics[f"pass@{k}"]) for k in KS),
+            _percent(summary.dir), _percent(summary.tr)]
+
+
+def _percent(value: float | None) -> str:
+    return "-" if value is None else f"{100 * value:.2f}"
+
+
+def write_report(path: Path, config: pytest.Config, results: list[SampleResult], errors: dict[str, str]) -> None:
+    report = {
+        "model": config.getoption("repoexec_model"),
+        "metrics": summarise(results).as_metrics(),
+        "projects": {
+            name: {"problems": s.problems, "samples": s.samples, **s.as_metrics()}
+            for name, group in _by_project(results).items()
+            for s in [summarise(group)]
+        },
+        "errors": error_counts(results),
+        "samples": [result.to_dict() for result in results],
+        "not_run": [{"item": nodeid, "reason": reason} for nodeid, reason in errors.items()],
+    }
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(path.name + ".partial")
+    partial.write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
+    os.replace(partial, path)
