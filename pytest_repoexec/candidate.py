@@ -8,6 +8,8 @@ without running anything.
 from __future__ import annotations
 
 import ast
+import re
+import textwrap
 from dataclasses import dataclass
 
 from . import syntax
@@ -28,7 +30,10 @@ def make_candidate(problem: Problem, completion: str) -> Candidate:
     if function is None:
         if not completion.strip():
             return Candidate(completion, None, "EmptyCompletion", "the completion is empty")
-        function = _complete_signature(problem.signature, completion)
+        if re.search(rf"^\s*(async\s+)?def\s+{problem.function_name}\b", completion, re.MULTILINE):
+            function = textwrap.dedent(completion)  # a definition too broken to parse: show it as it is
+        else:
+            function = _complete_signature(problem.signature, completion)
     try:
         ast.parse(function)
     except SyntaxError as exc:

@@ -43,7 +43,8 @@ def describe_failure(failure: SampleFailed, config: pytest.Config) -> str:
         return "\n".join(lines)
     if run is not None:
         for test in failing_tests(run):
-            lines += ["", f"---- {test.name} ----", (test.longrepr or test.message or "").rstrip()]
+            if test.longrepr:
+                lines += ["", f"---- {test.name} ----", test.longrepr.rstrip()]
         if run.timed_out or not run.finished:
             lines += ["", "---- output of the test process (tail) ----", run.output.rstrip()]
     width = config.get_terminal_writer().fullwidth

@@ -48,7 +48,8 @@ class _Recorder:
         entry["duration"] += report.duration
         if report.skipped and entry["outcome"] == "passed":
             entry["outcome"] = "skipped"
-            entry["message"] = str(report.longrepr)[:MESSAGE_LIMIT]
+            reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else report.longrepr
+            entry["message"] = str(reason)[:MESSAGE_LIMIT]
         elif report.failed and entry["outcome"] in ("passed", "skipped"):
             entry["outcome"] = "failed" if report.when == "call" else "error"
             entry["error_type"], entry["message"] = getattr(report, "repoexec_error", ("Error", None))

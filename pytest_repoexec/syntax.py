@@ -1,0 +1,344 @@
+"""Source-code operations on Python, done with tree-sitter.
+
+tree-sitter rather than ``ast``: candidates and prompt contexts come from language models and may be
+broken Python, and splicing a candidate into a module needs exact byte ranges, so that everything around
+the replaced definition (comments, blank lines, formatting) survives byte for byte.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import inspect
+import os
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import tree_sitter_python
+from tree_sitter import Language, Node, Parser
+
+_SCOPES = ("function_definition", "class_definition")
+_IMPORTS = ("import_statement", "import_from_statement", "future_import_statement")
+_LEADING_BLANK_LINES = re.compile(r"\A(?:[ \t]*\n)+")
+
+
+class DefinitionNotFound(LookupError):
+    """The source defines no function under the requested qualified name."""
+
+
+@dataclass(frozen=True)
+class Definition:
+    """Where a function lies in a source; offsets index the source's UTF-8 encoding."""
+
+    start_byte: int  # the first decorator if decorated, else `def` / `async def`
+    end_byte: int  # the end of the body
+    column: int  # indentation of the first line
+    decorated: bool
+
+
+@functools.cache
+def _parser() -> Parser:
+    return Parser(Language(tree_sitter_python.language()))
+
+
+def _parse(source: str) -> tuple[bytes, Node]:
+    """The UTF-8 bytes of `source` and their syntax tree (tree-sitter offsets are byte offsets)."""
+    data = source.encode("utf-8")
+    return data, _parser().parse(data).root_node
+
+
+def _walk(node: Node) -> Iterator[Node]:
+    """`node` and all nodes under it in document order (iterative: trees can be deeper than the stack)."""
+    stack = [node]
+    while stack:
+        node = stack.pop()
+        yield node
+        stack.extend(reversed(node.children))
+
+
+def _text(node: Node) -> str:
+    return node.text.decode("utf-8")
+
+
+def _name(definition: Node) -> str | None:
+    name = definition.child_by_field_name("name")
+    return _text(name) if name else None
+
+
+def _unwrap(node: Node) -> Node:
+    """The class or function inside a decorated definition; any other node as it is."""
+    if node.type == "decorated_definition":
+        return node.child_by_field_name("definition") or node
+    return node
+
+
+def _functions(root: Node) -> Iterator[tuple[Node, Node]]:
+    """(outer, function) for every function in document order; outer includes the decorators."""
+    for node in _walk(root):
+        if node.type == "function_definition":
+            parent = node.parent
+            yield (parent if parent.type == "decorated_definition" else node), node
+
+
+def _first_function(root: Node) -> tuple[Node, Node] | None:
+    """The first function in document order, which is an outermost one."""
+    return next(_functions(root), None)
+
+
+def _header_colon(definition: Node) -> Node:
+    """The colon ending a class or function header (other colons lie deeper, e.g. in annotations)."""
+    return next(child for child in definition.children if child.type == ":")
+
+
+def _indent_of(data: bytes, node: Node) -> str:
+    """The indentation of `node`'s line: what precedes it there, anything but whitespace blanked."""
+    before = data[node.start_byte - node.start_point.column : node.start_byte].decode("utf-8")
+    return re.sub(r"\S", " ", before)
+
+
+def _string_rows(node: Node) -> set[int]:
+    """Rows that begin inside a string literal under `node`: re-indenting them would change the string."""
+    return {
+        row
+        for string in _walk(node)
+        if string.type == "string"
+        for row in range(string.start_point.row + 1, string.end_point.row + 1)
+    }
+
+
+def _reindent(text: str, frozen: set[int], indent: str) -> list[str]:
+    """The lines of `text` moved from the first line's indentation to `indent`.
+
+    Rows in `frozen` lie inside strings and stay as they are; blank lines become empty. Lines left of the
+    first one (legal inside brackets) lose only the whitespace they share with it.
+    """
+    lines = text.split("\n")
+    margin = lines[0][: len(lines[0]) - len(lines[0].lstrip())]
+
+    def move(line: str) -> str:
+        return indent + line[len(os.path.commonprefix([line, margin])) :] if line.strip() else ""
+
+    return [line if row in frozen else move(line) for row, line in enumerate(lines)]
+
+
+def _locate(root: Node, qualname: str) -> tuple[Node, Node]:
+    """(outer, function) for `qualname`; among several bindings of a name the last wins, as at run time."""
+    parts = qualname.split(".")
+    scope = root
+    for depth, part in enumerate(parts, 1):
+        last = depth == len(parts)
+        kinds = ("function_definition",) if last else _SCOPES
+        matches = [pair for pair in _bindings(scope) if pair[1].type in kinds and _name(pair[1]) == part]
+        if not matches:
+            what = "function" if last else "class or function"
+            raise DefinitionNotFound(f"{qualname!r} is not defined: no {what} {part!r}")
+        outer, definition = matches[-1]
+        scope = definition.child_by_field_name("body") or definition
+    return outer, definition
+
+
+def _bindings(scope: Node) -> Iterator[tuple[Node, Node]]:
+    """(outer, definition) for the classes and functions bound in `scope`.
+
+    Compound statements (`if`, `try`, ...) are looked into; nested classes and functions are not, being
+    scopes of their own.
+    """
+    for child in scope.children:
+        definition = _unwrap(child)
+        if definition.type in _SCOPES:
+            yield child, definition
+        else:
+            yield from _bindings(child)
+
+
+def find_definition(source: str, qualname: str) -> Definition:
+    """Locate the function `qualname` ("f", "Class.method", "outer.inner", ...) in `source`."""
+    data, root = _parse(source)
+    outer, function = _locate(root, qualname)
+    return Definition(outer.start_byte, function.end_byte, len(_indent_of(data, outer)), outer != function)
+
+
+def _trim(text: str) -> str:
+    """`text` with "\\n" line ends and without leading blank lines or trailing whitespace."""
+    return _LEADING_BLANK_LINES.sub("", text.replace("\r\n", "\n").rstrip())
+
+
+def replace_definition(module_source: str, qualname: str, new_definition: str) -> str:
+    """`module_source` with the function `qualname` replaced by `new_definition`, all else byte-identical.
+
+    The candidate is re-indented to the target's column and takes the module's line ends. Without
+    decorators of its own it keeps the original's (``@staticmethod`` and the like are interface).
+    """
+    data, root = _parse(module_source)
+    outer, function = _locate(root, qualname)
+    candidate = _trim(new_definition)
+    candidate_root = _parser().parse(candidate.encode("utf-8")).root_node
+    candidate_function = _first_function(candidate_root)
+    decorated = candidate_function is not None and candidate_function[0] != candidate_function[1]
+    start = outer if decorated else function
+    indent = _indent_of(data, start)
+    newline = "\r\n" if "\r\n" in module_source else "\n"
+    text = newline.join(_reindent(candidate, _string_rows(candidate_root), indent)).removeprefix(indent)
+    return (data[: start.start_byte] + text.encode("utf-8") + data[function.end_byte :]).decode("utf-8")
+
+
+def find_function(text: str, name: str) -> str | None:
+    """The last definition of function `name` in `text` (decorators included), dedented to column 0.
+
+    Definitions free of syntax errors are preferred, `text` being typically a model's whole answer.
+    """
+    data, root = _parse(text)
+    matches = [pair for pair in _functions(root) if _name(pair[1]) == name]
+    if not matches:
+        return None
+    outer, function = max(matches, key=lambda pair: (not pair[0].has_error, pair[0].start_byte))
+    source = _indent_of(data, outer) + data[outer.start_byte : function.end_byte].decode("utf-8")
+    frozen = {row - outer.start_point.row for row in _string_rows(outer)}
+    return "\n".join(_reindent(source, frozen, ""))
+
+
+def _docstring(definition: Node) -> tuple[Node, str] | None:
+    """The docstring statement of a class or function and the string's value, if it has one."""
+    body = definition.child_by_field_name("body")
+    first = next((child for child in body.named_children if child.type != "comment"), None) if body else None
+    if first is None or first.type != "expression_statement" or first.named_child_count != 1:
+        return None
+    literal = first.named_children[0]
+    if literal.type not in ("string", "concatenated_string"):
+        return None
+    try:
+        value = ast.literal_eval(_text(literal))
+    except (SyntaxError, ValueError):  # an f-string is no docstring, nor is a broken literal
+        return None
+    return (first, value) if isinstance(value, str) else None
+
+
+def _body_text(rest: str) -> str:
+    """The statements in `rest` (what follows the header or the docstring), at their original indentation.
+
+    A comment ending the header's (or docstring's) line is no statement and is left out.
+    """
+    head, _, tail = rest.partition("\n")
+    if head.strip() and not head.lstrip().startswith("#"):
+        return rest.strip()  # a body on the header's line: `def f(): return 1`
+    return _LEADING_BLANK_LINES.sub("", tail)
+
+
+def split_function(function_source: str) -> tuple[str, str | None, str]:
+    """(signature, docstring, body) of the function defined in `function_source` at column 0.
+
+    The signature runs from the first decorator to the header's colon; the docstring is cleaned as
+    ``inspect.getdoc`` would; the body is the source after the docstring. ValueError if there is no function.
+    """
+    data, root = _parse(function_source)
+    found = _first_function(root)
+    if found is None:
+        raise ValueError(f"no function definition in {function_source[:60]!r}")
+    outer, function = found
+    colon = _header_colon(function)
+    docstring = _docstring(function)
+    after = docstring[0] if docstring else colon
+    return (
+        data[outer.start_byte : colon.end_byte].decode("utf-8"),
+        inspect.cleandoc(docstring[1]) if docstring else None,
+        _body_text(data[after.end_byte : function.end_byte].decode("utf-8")),
+    )
+
+
+def body_identifiers(function_source: str) -> set[str]:
+    """The identifiers used in the body of the first function in `function_source` (for dependencies).
+
+    Only the body block is searched, so the signature does not count; a docstring holds no identifiers.
+    """
+    _, root = _parse(function_source)
+    found = _first_function(root)
+    body = found[1].child_by_field_name("body") if found else None
+    if body is None:
+        return set()
+    return {_text(node) for node in _walk(body) if node.type == "identifier"}
+
+
+def _identifiers(node: Node) -> Iterator[str]:
+    return (_text(each) for each in _walk(node) if each.type == "identifier")
+
+
+def _statement_names(statement: Node) -> list[str]:
+    """What a top-level statement imports or defines, by the RepoExec rule (see `top_level_names`)."""
+    if statement.type in _IMPORTS:
+        return list(_identifiers(statement))
+    first = next(_identifiers(statement), None)
+    names = [first] if first else []
+    if statement.type == "decorated_definition":
+        names.append(_name(_unwrap(statement)))
+    return [name for name in names if name]
+
+
+def top_level_names(source: str) -> list[str]:
+    """The names a module-level source imports or defines at its top level, in order, without repeats.
+
+    Every identifier of an import counts (``import a.b as c``: a, b, c); of any other statement the first
+    identifier (a def's or class's name, an assignment's target), and for a decorated definition also its
+    name, after the decorator's.
+    """
+    _, root = _parse(source)
+    names = (name for statement in root.named_children for name in _statement_names(statement))
+    return list(dict.fromkeys(names))
+
+
+def dependencies(context: str, reference: str, entry_point: str) -> list[str]:
+    """The context's top-level names that the reference's body uses (the DIR metric), in context order."""
+    own_name = entry_point.rpartition(".")[2]
+    used = body_identifiers(reference)
+    return [name for name in top_level_names(context) if name in used and name != own_name]
+
+
+def _blank_line_above(data: bytes, node: Node) -> bool:
+    """Whether a blank line precedes `node`'s line: the layout stripped contexts keep between items."""
+    line_start = node.start_byte - node.start_point.column
+    return line_start > 0 and not data[: line_start - 1].rpartition(b"\n")[2].strip()
+
+
+def _strip_items(data: bytes, items: list[Node], keep_docstrings: bool) -> str:
+    """`items` stripped, each on its own lines, after a blank line where the source had one."""
+    return "".join(
+        ("\n\n" if _blank_line_above(data, item) else "\n") + _strip_statement(data, item, keep_docstrings)
+        for item in items
+    )
+
+
+def _strip_statement(data: bytes, statement: Node, keep_docstrings: bool) -> str:
+    """One statement at its indentation: a class or function stripped, anything else verbatim."""
+    definition = _unwrap(statement)
+    text = _indent_of(data, statement)
+    if definition.type not in _SCOPES:
+        return text + _text(statement)
+    text += data[statement.start_byte : _header_colon(definition).end_byte].decode("utf-8")
+    docstring = _docstring(definition)
+    if keep_docstrings and docstring:
+        text += "\n" + _indent_of(data, docstring[0]) + _text(docstring[0])
+    if definition.type == "function_definition":
+        return text
+    body = definition.child_by_field_name("body")
+    members = [
+        member
+        for member in (body.named_children if body else [])
+        if _unwrap(member).type in _SCOPES or keep_docstrings and _is_assignment(member)
+    ]
+    return text + _strip_items(data, members, keep_docstrings)
+
+
+def _is_assignment(statement: Node) -> bool:
+    first = statement.named_child(0)
+    return statement.type == "expression_statement" and first is not None and first.type == "assignment"
+
+
+def strip_bodies(source: str, keep_docstrings: bool) -> str:
+    """The paper's smaller contexts from a full one: "medium" (keep_docstrings) or "small".
+
+    Functions keep their signature (and docstring for medium), classes their header and stripped methods
+    (and docstring and class-level assignments for medium); other top-level statements stay verbatim. A
+    function left bare is written as its signature line, as RepoExec shows it, which is not valid Python.
+    """
+    data, root = _parse(source.replace("\r\n", "\n"))
+    return _strip_items(data, root.named_children, keep_docstrings).lstrip("\n") + "\n"
