@@ -1,0 +1,40 @@
+import json
+from pathlib import Path
+
+import pytest
+
+from mini_project import write_mini_project
+
+REPO = Path(__file__).resolve().parents[1]
+SHIPPED = REPO / "problems"
+
+
+@pytest.fixture(scope="session")
+def repoexec_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One cache for the whole test session, so that each project's virtualenv is built once."""
+    return tmp_path_factory.mktemp("repoexec-cache")
+
+
+@pytest.fixture
+def mini(pytester: pytest.Pytester) -> Path:
+    return write_mini_project(pytester.path)
+
+
+@pytest.fixture
+def run_repoexec(pytester: pytest.Pytester, repoexec_cache: Path):
+    """Run a whole pytest session with the plugin, in a subprocess; return (outcome, JSON report)."""
+
+    def run(*args: str, subprocess: bool = False) -> tuple[pytest.RunResult, dict | None]:
+        report = pytester.path / "report.json"
+        report.unlink(missing_ok=True)
+        options = [*args, f"--repoexec-cache={repoexec_cache}", f"--repoexec-report={report}", "-p", "no:cacheprovider"]
+        runner = pytester.runpytest_subprocess if subprocess else pytester.runpytest
+        result = runner(*options)
+        return result, json.loads(report.read_text()) if report.exists() else None
+
+    return run
+
+
+def write_replay(path: Path, completions: dict[str, list[str]]) -> Path:
+    path.write_text("".join(json.dumps({"problem": p, "completions": c}) + "\n" for p, c in completions.items()))
+    return path

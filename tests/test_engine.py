@@ -1,0 +1,152 @@
+"""Whole sessions of the plugin over the mini project: what passes, what fails and how it is counted."""
+
+import re
+from pathlib import Path
+
+import pytest
+
+from conftest import write_replay
+from mini_project import SCALED_REFERENCE
+
+SWAP_OK = "def swap(pair):\n    return (pair[1], pair[0])\n"
+
+
+def test_reference_passes_every_sample_and_reports_metrics(mini, run_repoexec):
+    result, report = run_repoexec(str(mini))
+    result.assert_outcomes(passed=2)
+    assert report["metrics"]["pass@1"] == 1.0
+    assert report["metrics"]["TR"] == 1.0
+    assert report["metrics"]["pass@5"] is None
+    # scaled uses SCALE and clamp from util; swap has no dependency in its context and is left out of DIR
+    assert report["metrics"]["DIR"] == 1.0
+    assert {s["problem"]: s["dir"] for s in report["samples"]} == {"mini/scaled": 1.0, "mini/swap": None}
+    assert all(s["error_type"] is None and s["tests_passed"] == s["tests_total"] for s in report["samples"])
+
+
+def test_wrong_completions_fail_with_their_error_types(mini, run_repoexec, pytester):
+    replay = write_replay(pytester.path / "wrong.jsonl", {
+        "mini/scaled": [
+            "def scaled(value):\n    return value * SCALE\n",  # no clamp: wrong answers
+            "def scaled(value)\n    return 1\n",  # does not parse
+            "def scaled(value):\n    return scale(value)\n",  # NameError at call time
+        ],
+        "mini/swap": ["def swap(pair):\n    return pair\n"],
+    })
+    result, report = run_repoexec(str(mini), f"--repoexec-model=replay:{replay}")
+    result.assert_outcomes(failed=4)
+    assert report["metrics"]["pass@1"] == 0.0
+    errors = {(s["problem"], s["sample"]): s["error_type"] for s in report["samples"]}
+    assert errors == {
+        ("mini/scaled", 0): "AssertionError",
+        ("mini/scaled", 1): "SyntaxError",
+        ("mini/scaled", 2): "NameError",
+        ("mini/swap", 0): "AssertionError",
+    }
+    wrong_clamp = next(s for s in report["samples"] if s["problem"] == "mini/scaled" and s["sample"] == 0)
+    assert (wrong_clamp["tests_passed"], wrong_clamp["tests_total"]) == (2, 4)  # scaled(3) and scaled(7) hold
+    assert report["metrics"]["DIR"] == pytest.approx((0.5 + 0.0 + 0.0) / 3)  # SCALE without clamp, then nothing
+
+
+@pytest.mark.parametrize(
+    ("body", "error_type"),
+    [
+        ("    import os\n    os._exit(0)\n", "EarlyExit"),
+        ("    import pytest\n    pytest.skip('not today')\n", "Skipped"),
+        ("    import pytest\n    pytest.exit('stop', returncode=0)\n", "TestCountMismatch"),
+        ("    import sys\n    sys.exit(0)\n", "SystemExit"),
+    ],
+)
+def test_a_candidate_that_leaves_early_does_not_pass(mini, run_repoexec, pytester, body, error_type):
+    replay = write_replay(pytester.path / "exit.jsonl", {
+        "mini/scaled": ["def scaled(value):\n" + body], "mini/swap": [SWAP_OK],
+    })
+    result, report = run_repoexec(str(mini), f"--repoexec-model=replay:{replay}")
+    result.assert_outcomes(passed=1, failed=1)
+    scaled = next(s for s in report["samples"] if s["problem"] == "mini/scaled")
+    assert scaled["passed"] is False
+    assert scaled["error_type"] == error_type
+
+
+def test_timeouts_per_test_and_per_sample(mini, run_repoexec, pytester):
+    replay = write_replay(pytester.path / "slow.jsonl", {
+        "mini/scaled": ["def scaled(value):\n    while True:\n        pass\n"],
+        "mini/swap": ["def swap(pair):\n    import time\n    time.sleep(60)\n"],
+    })
+    result, report = run_repoexec(
+        str(mini), f"--repoexec-model=replay:{replay}", "--repoexec-timeout=0.5", "--repoexec-sample-timeout=3"
+    )
+    result.assert_outcomes(failed=2)
+    assert {s["problem"]: s["error_type"] for s in report["samples"]} == {
+        "mini/scaled": "Timeout", "mini/swap": "Timeout"
+    }
+
+
+def test_a_body_without_signature_gets_the_signature_back(mini, run_repoexec, pytester):
+    replay = write_replay(pytester.path / "body.jsonl", {
+        "mini/scaled": ["    return clamp(value * SCALE, 0, 100)\n", "return clamp(value * SCALE, 0, 100)"],
+        "mini/swap": [SWAP_OK],
+    })
+    result, report = run_repoexec(str(mini), f"--repoexec-model=replay:{replay}")
+    result.assert_outcomes(passed=3)
+
+
+def test_verbose_failure_shows_the_inner_test_and_the_candidate_beside_the_reference(mini, run_repoexec, pytester):
+    replay = write_replay(pytester.path / "wrong.jsonl", {
+        "mini/scaled": ["def scaled(value):\n    return value * SCALE\n"], "mini/swap": [SWAP_OK],
+    })
+    result, _ = run_repoexec(str(mini), f"--repoexec-model=replay:{replay}", "-v")
+    output = result.stdout.str()
+    assert "FAILED test_high: AssertionError" in output
+    assert "assert 500 == 100" in output  # the inner assertion message and traceback
+    assert re.search(r"reference\s+candidate", output)
+    assert re.search(r"return clamp\(value \* SCALE.*[|<]", output)
+
+
+def test_xdist_gives_the_same_totals(mini, run_repoexec, pytester):
+    replay = write_replay(pytester.path / "mixed.jsonl", {
+        "mini/scaled": [SCALED_REFERENCE, "def scaled(value):\n    return value\n", SCALED_REFERENCE],
+        "mini/swap": [SWAP_OK, "def swap(pair):\n    return pair\n", SWAP_OK],
+    })
+    serial, serial_report = run_repoexec(str(mini), f"--repoexec-model=replay:{replay}", subprocess=True)
+    parallel, parallel_report = run_repoexec(
+        str(mini), f"--repoexec-model=replay:{replay}", "-n", "2", subprocess=True
+    )
+    serial.assert_outcomes(passed=4, failed=2)
+    parallel.assert_outcomes(passed=4, failed=2)
+    assert parallel_report["metrics"] == serial_report["metrics"]
+    assert parallel_report["samples"] == [
+        dict(s, duration=p["duration"]) for s, p in zip(serial_report["samples"], parallel_report["samples"])
+    ]
+    assert serial_report["metrics"]["pass@1"] == pytest.approx(2 / 3)
+
+
+def test_samples_are_limited_with_repoexec_n(mini, run_repoexec, pytester):
+    replay = write_replay(pytester.path / "many.jsonl", {
+        "mini/scaled": [SCALED_REFERENCE] * 3, "mini/swap": [SWAP_OK] * 3,
+    })
+    result, report = run_repoexec(str(mini), f"--repoexec-model=replay:{replay}", "--repoexec-n=2")
+    result.assert_outcomes(passed=4)
+    assert sorted((s["problem"], s["sample"]) for s in report["samples"]) == [
+        ("mini/scaled", 0), ("mini/scaled", 1), ("mini/swap", 0), ("mini/swap", 1)
+    ]
+
+
+def test_one_problem_runs_alone_by_folder_or_keyword(mini, run_repoexec):
+    by_folder, _ = run_repoexec(str(mini / "swap"))
+    by_folder.assert_outcomes(passed=1)
+    by_keyword, report = run_repoexec(str(mini), "-k", "scaled")
+    by_keyword.assert_outcomes(passed=1)
+    assert [s["problem"] for s in report["samples"]] == ["mini/scaled"]
+
+
+def test_the_cached_source_is_never_modified_by_a_candidate(mini, run_repoexec, pytester, repoexec_cache):
+    hostile = (
+        "def scaled(value):\n    import pathlib\n"
+        "    pathlib.Path(__file__).write_text('broken')\n    return clamp(value * SCALE, 0, 100)\n"
+    )
+    replay = write_replay(pytester.path / "hostile.jsonl", {"mini/scaled": [hostile], "mini/swap": [SWAP_OK]})
+    run_repoexec(str(mini), f"--repoexec-model=replay:{replay}")
+    cached = [p for p in (repoexec_cache / "sources").glob("mini-*/mini/core.py")]
+    assert cached and all("def scaled" in p.read_text() for p in cached)
+    again, _ = run_repoexec(str(mini))
+    again.assert_outcomes(passed=2)
