@@ -177,17 +177,22 @@ def _run_tool(command: list[str], what: str, project: Project, **kwargs) -> None
 
 
 def _download_pypi(project: Project, target: Path) -> None:
-    with tempfile.TemporaryDirectory(prefix="repoexec-sdist-") as downloads:
-        _run_tool(
-            [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--no-binary", ":all:",
-             "--no-build-isolation", "--dest", downloads, project.source.location],
-            f"downloading the sdist {project.source.location}",
-            project,
-        )
-        archives = list(Path(downloads).iterdir())
-        if len(archives) != 1:
-            raise EnvironmentBuildError(f"project {project.name}: expected one sdist, pip gave {archives}")
-        _unpack(archives[0], target)
+    """The pinned release's sdist (it has the project's root files and tests), else its wheel."""
+    pin = project.source.location
+    failures = []
+    for kind in ("--no-binary", "--only-binary"):
+        with tempfile.TemporaryDirectory(prefix="repoexec-download-") as downloads:
+            result = subprocess.run(
+                [sys.executable, "-m", "pip", "download", "--quiet", "--disable-pip-version-check", "--no-deps",
+                 kind, ":all:", "--dest", downloads, pin],
+                capture_output=True, text=True,
+            )
+            archives = list(Path(downloads).iterdir())
+            if result.returncode == 0 and len(archives) == 1:
+                _unpack(archives[0], target)
+                return
+            failures.append(f"pip download {kind} :all: {pin}:\n{(result.stdout + result.stderr).strip()[-2000:]}")
+    raise EnvironmentBuildError(f"project {project.name}: no sdist or wheel of {pin} could be had:\n" + "\n".join(failures))
 
 
 def _unpack(archive: Path, target: Path) -> None:
