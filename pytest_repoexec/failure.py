@@ -8,20 +8,21 @@ from itertools import zip_longest
 
 import pytest
 
-from .candidate import Candidate
-from .executor import SampleRun
+from .evaluation import Evaluation
 from .problem import Problem
-from .results import SampleResult, failing_tests
+from .results import failing_tests
 
 
 class SampleFailed(Exception):
-    def __init__(self, problem: Problem, result: SampleResult, candidate: Candidate, run: SampleRun | None) -> None:
+    def __init__(self, problem: Problem, evaluation: Evaluation) -> None:
+        result = evaluation.result
         super().__init__(f"{result.problem} sample {result.sample}: {result.error_type}")
-        self.problem, self.result, self.candidate, self.run = problem, result, candidate, run
+        self.problem, self.evaluation = problem, evaluation
 
 
 def describe_failure(failure: SampleFailed, config: pytest.Config) -> str:
-    result, run, candidate = failure.result, failure.run, failure.candidate
+    evaluation = failure.evaluation
+    result, run, candidate = evaluation.result, evaluation.run, evaluation.candidate
     lines = [
         f"{result.problem} sample {result.sample} failed: {result.error_type} "
         f"({result.tests_passed}/{result.tests_total} tests passed)"

@@ -8,14 +8,14 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol, Union
+from typing import Protocol
 
 import pytest
 
 from .problem import Problem
 
 Completions = dict[str, list[str]]  # problem id -> completions, in sample order
-ReplayData = Union[list[list[str]], Completions]
+ReplayData = list[list[str]] | Completions
 
 
 class GenerationError(Exception):
@@ -27,7 +27,7 @@ class Generator(Protocol):
         """Completions for every problem (``samples`` per problem when the generator samples)."""
 
 
-GeneratorFactory = Callable[[Union[str, None], pytest.Config], Generator]
+GeneratorFactory = Callable[[str | None, pytest.Config], Generator]
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,6 @@ back on its report (``user_properties``); only the controller aggregates them.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import tempfile
 from collections.abc import Iterator
@@ -20,9 +19,9 @@ import pytest
 import generators
 
 from . import hookspecs
-from .candidate import candidate_module, dependency_share, make_candidate
 from .environment import EnvironmentBuildError, Environments, ProjectEnv, default_cache_dir
-from .executor import ProblemLayoutError, SubprocessExecutor, module_file
+from .evaluation import evaluate
+from .executor import ProblemLayoutError, SubprocessExecutor
 from .failure import SampleFailed, describe_failure
 from .generation import GenerationError, GeneratorRegistry, read_completions, write_completions
 from .problem import (
@@ -35,7 +34,7 @@ from .problem import (
     load_project,
 )
 from .report import ResultsCollector
-from .results import USER_PROPERTY, SampleResult, verdict
+from .results import USER_PROPERTY
 
 HANDOFF_KEY = "repoexec_completions"
 state_key = pytest.StashKey["RepoexecState"]()
@@ -205,33 +204,12 @@ class SampleItem(pytest.Item):
 
     def runtest(self) -> None:
         assert self.env is not None
-        state = self.config.stash[state_key]
-        candidate = make_candidate(self.problem, self.completion)
-        run, error_type, passed_tests = None, candidate.error_type, 0
-        if error_type is None:
-            original = module_file(self.env.import_root, self.problem.module).read_text(encoding="utf-8")
-            try:
-                module = candidate_module(self.problem, original, candidate)
-            except SyntaxError as exc:
-                error_type = "SyntaxError"
-                candidate = dataclasses.replace(candidate, error_type=error_type, error=f"in the module: {exc.msg}")
-            else:
-                run = state.executor.run(self.env, self.problem, module)
-                passed_tests, error_type = verdict(run, self.problem.test_count)
-        result = SampleResult(
-            problem=self.problem.id,
-            project=self.problem.project.name,
-            sample=self.sample,
-            passed=error_type is None,
-            tests_passed=passed_tests,
-            tests_total=self.problem.test_count,
-            error_type=error_type,
-            dir=dependency_share(self.problem, candidate),
-            duration=run.duration if run else 0.0,
+        evaluation = evaluate(
+            self.problem, self.sample, self.completion, self.env, self.config.stash[state_key].executor
         )
-        self.user_properties.append((USER_PROPERTY, result.to_dict()))
-        if not result.passed:
-            raise SampleFailed(self.problem, result, candidate, run)
+        self.user_properties.append((USER_PROPERTY, evaluation.result.to_dict()))
+        if not evaluation.result.passed:
+            raise SampleFailed(self.problem, evaluation)
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException]) -> str:  # type: ignore[override]
         if isinstance(excinfo.value, SampleFailed):

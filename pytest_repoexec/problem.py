@@ -156,7 +156,7 @@ def _read_toml(path: Path) -> dict[str, Any]:
         raise ManifestError(path, "(file)", exc.strerror or str(exc)) from None
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def load_project(manifest: Path) -> Project:
     """Load ``project.toml``; cached, since every problem of the project asks for it."""
     fields = _Fields(manifest, _read_toml(manifest))

@@ -1,7 +1,6 @@
 """Whole sessions of the plugin over the mini project: what passes, what fails and how it is counted."""
 
 import re
-from pathlib import Path
 
 import pytest
 

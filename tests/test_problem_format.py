@@ -6,7 +6,6 @@ from pathlib import Path
 
 import pytest
 
-from conftest import write_replay
 from pytest_repoexec.problem import ManifestError, load_problem, set_order
 
 

@@ -1,0 +1,47 @@
+"""One sample from completion to result: candidate, candidate module, run, verdict. Free of pytest items, so
+that anything that needs a sample judged (a debugging round, a validation pass) calls the same code."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+from .candidate import Candidate, candidate_module, dependency_share, make_candidate
+from .environment import ProjectEnv
+from .executor import Executor, SampleRun, module_file
+from .problem import Problem
+from .results import SampleResult, verdict
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    result: SampleResult
+    candidate: Candidate
+    run: SampleRun | None  # None when the completion never got as far as running
+
+
+def evaluate(problem: Problem, sample: int, completion: str, env: ProjectEnv, executor: Executor) -> Evaluation:
+    candidate = make_candidate(problem, completion)
+    error_type, run, passed_tests = candidate.error_type, None, 0
+    if error_type is None:
+        original = module_file(env.import_root, problem.module).read_text(encoding="utf-8")
+        try:
+            module = candidate_module(problem, original, candidate)
+        except SyntaxError as exc:
+            error_type = "SyntaxError"
+            candidate = dataclasses.replace(candidate, error_type=error_type, error=f"in the module: {exc.msg}")
+        else:
+            run = executor.run(env, problem, module)
+            passed_tests, error_type = verdict(run, problem.test_count)
+    result = SampleResult(
+        problem=problem.id,
+        project=problem.project.name,
+        sample=sample,
+        passed=error_type is None,
+        tests_passed=passed_tests,
+        tests_total=problem.test_count,
+        error_type=error_type,
+        dir=dependency_share(problem, candidate),
+        duration=run.duration if run else 0.0,
+    )
+    return Evaluation(result, candidate, run)
