@@ -16,8 +16,6 @@ from typing import Any
 
 import pytest
 
-import generators
-
 from . import hookspecs
 from .environment import EnvironmentBuildError, Environments, ProjectEnv, default_cache_dir
 from .evaluation import evaluate
@@ -77,13 +75,10 @@ class RepoexecState:
         return self.problems[manifest]
 
 
-@pytest.hookimpl(trylast=True)
 def pytest_configure(config: pytest.Config) -> None:
     n = config.getoption("repoexec_n")
     if n is not None and n < 1:
         raise pytest.UsageError(f"--repoexec-n must be at least 1, got {n}")
-    for module in generators.BUILTIN_MODULES:
-        config.pluginmanager.import_plugin(module)
     config.stash[state_key] = RepoexecState(config)
     if not hasattr(config, "workerinput"):
         config.pluginmanager.register(ResultsCollector(config), "repoexec-results")
