@@ -1,8 +1,8 @@
 """From a completion (what a model wrote) to the module that a sample runs against.
 
-A completion may hold a whole function, several definitions, or only the body that continues the prompt.
-What cannot be turned into the entry point's function fails the sample with an error type of its own,
-without running anything.
+A completion may hold a whole function, several definitions, or only the body that continues the prompt,
+bare or in chat markup (see ``postprocess``). What cannot be turned into the entry point's function fails
+the sample with an error type of its own, without running anything.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import textwrap
 from dataclasses import dataclass
 
 from . import syntax
+from .postprocess import extract_code, is_empty_body
 from .problem import Problem
 
 
@@ -23,17 +24,25 @@ class Candidate:
     error_type: str | None = None  # why the completion is not a usable function
     error: str | None = None
 
+    @property
+    def empty(self) -> bool:
+        """Nothing written: a blank completion, or a body of only a docstring, ``pass`` or ``...``."""
+        if self.function is None:
+            return self.error_type == "EmptyCompletion"
+        return is_empty_body(self.function)
+
 
 def make_candidate(problem: Problem, completion: str) -> Candidate:
-    """The entry point's definition in the completion, or the signature completed by its text as a body."""
-    function = syntax.find_function(completion, problem.function_name)
+    """The entry point's definition in the completion's code, or the signature completed by it as a body."""
+    code = extract_code(completion)
+    function = syntax.find_function(code, problem.function_name)
     if function is None:
-        if not completion.strip():
+        if not code.strip():
             return Candidate(completion, None, "EmptyCompletion", "the completion is empty")
-        if re.search(rf"^\s*(async\s+)?def\s+{problem.function_name}\b", completion, re.MULTILINE):
-            function = textwrap.dedent(completion)  # a definition too broken to parse: show it as it is
+        if re.search(rf"^\s*(async\s+)?def\s+{problem.function_name}\b", code, re.MULTILINE):
+            function = textwrap.dedent(code)  # a definition too broken to parse: show it as it is
         else:
-            function = _complete_signature(problem.signature, completion)
+            function = _complete_signature(problem.signature, code)
     try:
         ast.parse(function)
     except SyntaxError as exc:

@@ -26,6 +26,7 @@ from pathlib import Path
 
 import filelock
 import platformdirs
+import uv
 import virtualenv
 from packaging.markers import default_environment
 from packaging.requirements import Requirement
@@ -37,6 +38,7 @@ COMPLETE_MARKER = ".repoexec-complete"
 RUNTIME_PLUGIN = Path(__file__).with_name("runtime") / "repoexec_inner.py"
 # What the inner test run needs inside every project's virtualenv; copied from this interpreter, so no network.
 RUNTIME_DISTRIBUTIONS = ("pytest", "pytest-timeout")
+_FAR_FUTURE = "2999-12-31T00:00:00Z"
 _IGNORED = shutil.ignore_patterns("__pycache__", "*.pyc", ".git", ".hg", ".tox", ".venv")
 
 
@@ -85,7 +87,8 @@ class Environments:
         build_once(source_root, lambda target: _materialise(project, target), self.cache)
         runtime = self._runtime()
         env_key = _digest(
-            [source_key, *sorted(project.requirements), sys.executable, platform.python_version(), runtime.name]
+            [source_key, *sorted(project.requirements), project.resolve_before or "", *sorted(project.resolve_exempt),
+             sys.executable, platform.python_version(), runtime.name]
         )
         venv = self.cache / "venvs" / f"{project.name}-{env_key}"
         build_once(venv, lambda target: _make_virtualenv(project, target, runtime), self.cache)
@@ -216,24 +219,27 @@ def _clone_git(project: Project, target: Path) -> None:
 
 
 def _make_virtualenv(project: Project, target: Path, runtime: Path) -> None:
-    seed = ["--no-setuptools"] if project.requirements else ["--no-seed"]
     try:
-        virtualenv.cli_run([str(target), "--python", sys.executable, "--quiet", *seed], setup_logging=False)
+        virtualenv.cli_run([str(target), "--python", sys.executable, "--quiet", "--no-seed"], setup_logging=False)
     except Exception as exc:  # virtualenv raises a variety of errors; all mean "no environment"
         raise EnvironmentBuildError(f"project {project.name}: virtualenv failed: {exc}") from exc
     python = _interpreter(target)
     if project.requirements:
-        _run_tool(
-            [str(python), "-m", "pip", "install", "--disable-pip-version-check", "--no-input", "--quiet",
-             *project.requirements],
-            "pip install " + " ".join(project.requirements),
-            project,
-        )
+        _run_tool(_install_command(project, python), "installing " + " ".join(project.requirements), project)
     site_packages = subprocess.run(
         [str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
         capture_output=True, text=True, check=True,
     ).stdout.strip()
     Path(site_packages, "_repoexec_runtime.pth").write_text(f"{runtime}\n")
+
+
+def _install_command(project: Project, python: Path) -> list[str]:
+    """uv resolves and installs; it can also resolve as of a date, which old releases need."""
+    command = [uv.find_uv_bin(), "pip", "install", "--quiet", "--python", str(python), *project.requirements]
+    if project.resolve_before:
+        command += ["--exclude-newer", f"{project.resolve_before}T23:59:59Z"]
+        command += [f"--exclude-newer-package={name}={_FAR_FUTURE}" for name in project.resolve_exempt]
+    return command
 
 
 def _interpreter(venv: Path) -> Path:

@@ -43,5 +43,6 @@ def evaluate(problem: Problem, sample: int, completion: str, env: ProjectEnv, ex
         error_type=error_type,
         dir=dependency_share(problem, candidate),
         duration=run.duration if run else 0.0,
+        known_failure=problem.known_failure,
     )
     return Evaluation(result, candidate, run)

@@ -10,6 +10,7 @@ import ast
 import functools
 import re
 import sys
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -28,6 +29,7 @@ PROJECT_MANIFEST = "project.toml"
 PROBLEM_MANIFEST = "problem.toml"
 CONTEXT_LEVELS = ("full", "medium", "small")
 
+_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _DOTTED = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
 
 
@@ -57,6 +59,8 @@ class Project:
     import_root: str = "."
     requirements: tuple[str, ...] = ()
     python: str | None = None
+    resolve_before: str | None = None  # resolve requirements as of this date (YYYY-MM-DD)
+    resolve_exempt: tuple[str, ...] = ()  # packages resolved without that date (no old wheels for this Python)
 
 
 @dataclass(frozen=True)
@@ -74,6 +78,7 @@ class Problem:
     context_full: str
     number: int | None = None
     timeout: float | None = None
+    known_failure: str | None = None  # why the reference cannot pass here; such problems stay out of the metrics
     prompt_overrides: dict[str, str] = field(default_factory=dict, compare=False, hash=False)
 
     @property
@@ -160,7 +165,7 @@ def _read_toml(path: Path) -> dict[str, Any]:
 def load_project(manifest: Path) -> Project:
     """Load ``project.toml``; cached, since every problem of the project asks for it."""
     fields = _Fields(manifest, _read_toml(manifest))
-    fields.reject_unknown({"source", "import_root", "requirements", "python"})
+    fields.reject_unknown({"source", "import_root", "requirements", "python", "resolve_before", "resolve_exempt"})
     source = _load_source(fields.table_at("source"), manifest.parent)
     import_root = fields.get("import_root", str, ".")
     if Path(import_root).is_absolute() or ".." in Path(import_root).parts:
@@ -177,6 +182,12 @@ def load_project(manifest: Path) -> Project:
             SpecifierSet(python)
         except InvalidSpecifier:
             raise fields.error("python", f"not a version constraint: {python!r}") from None
+    resolve_before = fields.get("resolve_before", str, None)
+    if resolve_before is not None and not _DATE.match(resolve_before):
+        raise fields.error("resolve_before", f"expected a date as YYYY-MM-DD, got {resolve_before!r}")
+    resolve_exempt = fields.get("resolve_exempt", list, [])
+    if not all(isinstance(name, str) for name in resolve_exempt):
+        raise fields.error("resolve_exempt", "expected a list of package names")
     return Project(
         name=manifest.parent.name,
         manifest=manifest,
@@ -184,6 +195,8 @@ def load_project(manifest: Path) -> Project:
         import_root=import_root,
         requirements=tuple(requirements),
         python=python,
+        resolve_before=resolve_before,
+        resolve_exempt=tuple(resolve_exempt),
     )
 
 
@@ -215,7 +228,7 @@ def _load_source(fields: _Fields, project_dir: Path) -> Source:
 
 _PROBLEM_FIELDS = {
     "module", "entry_point", "test_count", "number", "tests", "expected", "timeout", "dependencies",
-    "reference", "prompt",
+    "reference", "prompt", "known_failure",
 }
 
 
@@ -281,6 +294,7 @@ def load_problem(manifest: Path) -> Problem:
         context_full=context_full,
         number=number,
         timeout=float(timeout) if timeout is not None else None,
+        known_failure=fields.get("known_failure", str, None),
         prompt_overrides=overrides,
     )
 
@@ -313,7 +327,9 @@ def _find_tests(fields: _Fields, folder: Path) -> Path:
 def _check_test_count(fields: _Fields, tests: Path, test_count: int) -> None:
     """Compare the declared count with the module's test functions, where the module is simple enough to count."""
     try:
-        tree = ast.parse(tests.read_bytes(), filename=str(tests))
+        with warnings.catch_warnings():  # old test modules have invalid escapes: their problem, not ours
+            warnings.simplefilter("ignore")
+            tree = ast.parse(tests.read_bytes(), filename=str(tests))
     except SyntaxError as exc:
         raise ManifestError(tests, "(syntax)", f"{exc.msg} (line {exc.lineno})") from None
     if "parametrize" in ast.unparse(tree) or any(

@@ -26,10 +26,16 @@ class ResultsCollector:
             if key == USER_PROPERTY:
                 self.results[report.nodeid] = SampleResult.from_dict(value)
         if report.when == "setup" and report.failed:
-            self.errors[report.nodeid] = str(report.longrepr).strip().splitlines()[-1][:200]
+            crash = getattr(report.longrepr, "reprcrash", None)
+            message = crash.message if crash else str(report.longrepr).strip()
+            self.errors[report.nodeid] = message[:4000]
 
     def ordered(self) -> list[SampleResult]:
-        return sorted(self.results.values(), key=lambda r: (r.problem, r.sample))
+        """The results that count, in problem and sample order; known failures are kept out."""
+        return sorted((r for r in self.results.values() if not r.known_failure), key=lambda r: (r.problem, r.sample))
+
+    def known_failures(self) -> dict[str, str]:
+        return {r.problem: r.known_failure for r in self.results.values() if r.known_failure}
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if not self.results and not self.errors:
@@ -43,10 +49,15 @@ class ResultsCollector:
             terminalreporter.write_line(
                 "failed samples by error: " + ", ".join(f"{name} {count}" for name, count in errors.items())
             )
+        known = self.known_failures()
+        if known:
+            terminalreporter.write_line(
+                f"{len(known)} problems with a known failure here ran but are left out of the metrics (xfail)"
+            )
         if self.errors:
             terminalreporter.write_line(f"{len(self.errors)} samples could not run (left out of the metrics):")
             for nodeid, message in list(self.errors.items())[:10]:
-                terminalreporter.write_line(f"  {nodeid}: {message}")
+                terminalreporter.write_line(f"  {nodeid}: {message.splitlines()[0][:200]}")
         path = self.config.getoption("repoexec_report")
         if path:
             terminalreporter.write_line(f"report: {path}")
@@ -54,7 +65,7 @@ class ResultsCollector:
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         path = self.config.getoption("repoexec_report")
         if path and (self.results or self.errors):
-            write_report(Path(self.config.invocation_params.dir, path), self.config, self.ordered(), self.errors)
+            write_report(Path(self.config.invocation_params.dir, path), self.config, self)
 
 
 def _by_project(results: list[SampleResult]) -> dict[str, list[SampleResult]]:
@@ -87,7 +98,8 @@ def _percent(value: float | None) -> str:
     return "-" if value is None else f"{100 * value:.2f}"
 
 
-def write_report(path: Path, config: pytest.Config, results: list[SampleResult], errors: dict[str, str]) -> None:
+def write_report(path: Path, config: pytest.Config, collector: ResultsCollector) -> None:
+    results = collector.ordered()
     report = {
         "model": config.getoption("repoexec_model"),
         "metrics": summarise(results).as_metrics(),
@@ -98,7 +110,11 @@ def write_report(path: Path, config: pytest.Config, results: list[SampleResult],
         },
         "errors": error_counts(results),
         "samples": [result.to_dict() for result in results],
-        "not_run": [{"item": nodeid, "reason": reason} for nodeid, reason in errors.items()],
+        "known_failures": [
+            result.to_dict() for result in sorted(collector.results.values(), key=lambda r: (r.problem, r.sample))
+            if result.known_failure
+        ],
+        "not_run": [{"item": nodeid, "reason": reason} for nodeid, reason in collector.errors.items()],
     }
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_name(path.name + ".partial")

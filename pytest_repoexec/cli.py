@@ -1,0 +1,86 @@
+"""The ``repoexec`` command: ``repoexec import SRC --out DIR`` turns published RepoExec data into problems."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from .importer.convert import load_pins, write_project
+from .importer.sources import Problems, SourceError, read_data_folder, read_hugging_face
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="repoexec", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+    importing = commands.add_parser("import", help="import RepoExec problems into our problem format")
+    importing.add_argument("source", type=Path, help="a RepoExec data folder, or a local copy of the HF dataset")
+    importing.add_argument("--out", type=Path, required=True, help="the folder to write the problems into")
+    importing.add_argument("--outputs", type=Path, default=None,
+                           help="for the Hugging Face form: a RepoExec data folder with the pickled outputs")
+    importing.add_argument("--projects", default=None, help="comma-separated project folders to import (default all)")
+    args = parser.parse_args(argv)
+    return import_command(args.source, args.out, args.outputs, args.projects)
+
+
+def import_command(source: Path, out: Path, outputs: Path | None, projects: str | None) -> int:
+    if not source.exists():
+        print(f"repoexec import: {source} does not exist", file=sys.stderr)
+        return 2
+    try:
+        if any(source.glob("test-apps+*")) or (source / "data_with_test_case").is_dir():
+            found = read_data_folder(source)
+        else:
+            found = read_hugging_face(source, outputs)
+    except SourceError as exc:
+        print(f"repoexec import: {exc}", file=sys.stderr)
+        return 2
+    wanted = set(projects.split(",")) if projects else None
+    if wanted and (unknown := wanted - set(found)):
+        print(f"repoexec import: no such project in {source}: {', '.join(sorted(unknown))}", file=sys.stderr)
+        return 2
+    pins = load_pins()
+    out.mkdir(parents=True, exist_ok=True)
+    summary, failed = {}, False
+    for name, problems in sorted(found.items()):
+        if wanted and name not in wanted:
+            continue
+        summary[name] = _import_project(name, problems, pins.get(name), out)
+        failed |= bool(summary[name]["errors"])
+    (out / "import-report.json").write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
+    _print_summary(summary)
+    return 1 if failed else 0
+
+
+def _import_project(name: str, problems: Problems, pin: dict | None, out: Path) -> dict:
+    if pin is None and not problems.records and not problems.errors:
+        return {"release": None, "found": None, "published": 0, "imported": 0, "errors": []}  # an empty folder
+    if pin is None:
+        errors = [*problems.errors, f"project {name}: no pinned release is known for it (pytest_repoexec/importer/pins.toml)"]
+        return {"release": None, "found": None, "published": len(problems.records), "imported": 0, "errors": errors}
+    if not problems.records:
+        return {"release": pin["pypi"], "found": pin.get("found"), "published": 0, "imported": 0,
+                "errors": problems.errors}
+    result = write_project(name, problems.records, pin, out)
+    return {
+        "release": pin["pypi"],
+        "found": pin.get("found"),
+        "published": len(problems.records),
+        "imported": len(result.written),
+        "errors": [*problems.errors, *result.errors],
+    }
+
+
+def _print_summary(summary: dict) -> None:
+    print(f"{'project':24} {'release':32} {'imported':>9}  errors")
+    for name, row in summary.items():
+        print(f"{name:24} {row['release'] or '-':32} {row['imported']:>4}/{row['published']:<4}  {len(row['errors'])}")
+        for error in row["errors"][:5]:
+            print(f"    {error}")
+        if len(row["errors"]) > 5:
+            print(f"    ... and {len(row['errors']) - 5} more (import-report.json)")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,81 @@
+"""The RepoExec paper's prompts: BasePrompt and the two InstructPrompt variants, at each context level.
+
+A prompt has two parts: the instruction (none for BasePrompt) and the code the answer continues, which ends
+with the target function's header. Kept apart, they can be laid out as the paper's plain text, or put in a
+model's own chat format with the instruction as the user's turn and the code as the start of the answer.
+"""
+
+from __future__ import annotations
+
+import re
+import textwrap
+from dataclasses import dataclass
+from typing import Any
+
+from .problem import Problem
+
+PROMPT_STYLES = ("base", "instruct1", "instruct2")
+
+_INSTRUCTION = "Write a Python function `{signature}` to solve the following problem:\n{docstring}"
+_DEPENDENCIES = "The provided code snippet includes necessary dependencies for implementing the `{name}` function. "
+
+
+@dataclass(frozen=True)
+class Prompt:
+    instruction: str | None  # what the model is asked; None for BasePrompt
+    response: str  # the code the answer continues: the target function's header comes last
+
+    @property
+    def text(self) -> str:
+        """The paper's plain-text layout."""
+        if self.instruction is None:
+            return self.response
+        return f"### Instruction:\n{self.instruction}\n### Response:\n{self.response}".strip()
+
+
+def header(problem: Problem) -> str:
+    """The target function's signature with its docstring indented below it, as the model sees it."""
+    docstring = problem.docstring
+    if docstring is None:
+        return problem.signature
+    if "\n" in docstring:
+        docstring = "\n" + textwrap.indent(docstring, "    ") + "\n    "
+    return f'{problem.signature}\n    """{docstring}"""'
+
+
+def build_prompt(problem: Problem, style: str = "base", level: str = "full") -> Prompt:
+    """The problem's prompt in one of ``PROMPT_STYLES``, its context at one of the levels (full, medium, small)."""
+    context = problem.context(level).strip()
+    target = header(problem)
+    base = f"{context}\n\n{target}".strip()
+    instruction = _INSTRUCTION.format(signature=_one_line(problem.signature), docstring=problem.docstring or "")
+    if style == "base":
+        return Prompt(None, base)
+    if style == "instruct1":
+        return Prompt(instruction, base)
+    if style == "instruct2":
+        return Prompt(f"{context}\n{_DEPENDENCIES.format(name=problem.function_name)}{instruction}".strip(), target)
+    raise ValueError(f"unknown prompt style {style!r}; expected one of {', '.join(PROMPT_STYLES)}")
+
+
+def _one_line(signature: str) -> str:
+    """The ``def`` line of a signature without decorators or the final colon, for the instruction's text."""
+    definition = signature[re.search(r"^[ \t]*(async[ \t]+)?def\b", signature, re.MULTILINE).start() :]
+    return re.sub(r"\s*\n\s*", " ", definition.strip()).removesuffix(":")
+
+
+def chat_messages(prompt: Prompt) -> list[dict[str, str]]:
+    """The prompt as a chat API's messages: the whole plain text as the user's turn (an API answer cannot be
+    prefilled, so the code the answer would continue goes with the question)."""
+    return [{"role": "user", "content": prompt.text}]
+
+
+def chat_text(prompt: Prompt, tokenizer: Any) -> str:
+    """The prompt as one text for a local model: an instruction in the tokenizer's chat template, when it has
+    one, with the answer prefilled with the code to continue; otherwise the plain layout."""
+    if prompt.instruction is None or not getattr(tokenizer, "chat_template", None):
+        return prompt.text
+    opening = tokenizer.apply_chat_template(
+        [{"role": "user", "content": prompt.instruction}], tokenize=False, add_generation_prompt=True
+    )
+    return opening + prompt.response
