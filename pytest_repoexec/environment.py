@@ -201,12 +201,15 @@ def _download_pypi(project: Project, target: Path) -> None:
 def _unpack(archive: Path, target: Path) -> None:
     """Unpack an sdist; its single top folder becomes the source root."""
     with tempfile.TemporaryDirectory(prefix="repoexec-unpack-") as scratch:
-        if archive.suffix == ".zip":
-            with zipfile.ZipFile(archive) as bundle:
-                bundle.extractall(scratch)
-        else:
-            with tarfile.open(archive) as bundle:
-                bundle.extractall(scratch, filter="data")
+        try:
+            if zipfile.is_zipfile(archive):  # a wheel, or a zipped sdist
+                with zipfile.ZipFile(archive) as bundle:
+                    bundle.extractall(scratch)
+            else:
+                with tarfile.open(archive) as bundle:
+                    bundle.extractall(scratch, filter="data")
+        except (OSError, tarfile.TarError, zipfile.BadZipFile) as exc:
+            raise EnvironmentBuildError(f"cannot unpack {archive.name}: {exc}") from exc
         entries = list(Path(scratch).iterdir())
         top = entries[0] if len(entries) == 1 and entries[0].is_dir() else Path(scratch)
         shutil.copytree(top, target, ignore=_IGNORED, symlinks=True)
