@@ -82,6 +82,7 @@ class Environments:
 
     def _build(self, project: Project) -> ProjectEnv:
         _check_python(project)
+        _check_mount(project)
         source_key = _source_key(project)
         source_root = self.cache / "sources" / f"{project.name}-{source_key}"
         build_once(source_root, lambda target: _materialise(project, target), self.cache)
@@ -121,6 +122,14 @@ def build_once(target: Path, build: Callable[[Path], None], cache: Path) -> None
             shutil.rmtree(target, ignore_errors=True)
             raise
         (target / COMPLETE_MARKER).write_text("")
+
+
+def _check_mount(project: Project) -> None:
+    if project.mount and shutil.which("bwrap") is None:
+        raise EnvironmentBuildError(
+            f"project {project.name} runs its tests with its source at {project.mount} ({project.manifest}), "
+            "which needs bubblewrap: install it (Debian: apt-get install bubblewrap)"
+        )
 
 
 def _check_python(project: Project) -> None:

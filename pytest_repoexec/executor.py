@@ -90,19 +90,24 @@ class SubprocessExecutor:
         config = scratch / "pytest.ini"
         config.write_text("[pytest]\n")
         test_timeout = problem.timeout or self.test_timeout
+        # Where the tests see the source: the overlay itself, or the path the project's tests expect (mounted).
+        root = Path(env.project.mount) if env.project.mount else sample_root
         command = [
             str(env.python), "-m", "pytest", str(test_path),
             "-p", "repoexec_inner", "-p", "pytest_timeout", f"--timeout={test_timeout}",
             f"--repoexec-results={results}",
-            "-c", str(config), f"--rootdir={sample_root}", "--noconftest", "-p", "no:cacheprovider",
+            "-c", str(config), f"--rootdir={root}", "--noconftest", "-p", "no:cacheprovider",
             "-q", "--tb=short", "-rN", "--color=no",
         ]
+        if env.project.mount:
+            command = ["bwrap", "--dev-bind", "/", "/", "--bind", str(sample_root), str(root), "--chdir", str(root),
+                       "--die-with-parent", *command]
         environment = {k: v for k, v in os.environ.items() if not k.startswith(_DROPPED_VARIABLES)}
         environment |= {
             "PYTHONHASHSEED": "0",
             "PYTHONDONTWRITEBYTECODE": "1",
             "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
-            "PYTHONPATH": str(sample_root / env.project.import_root),
+            "PYTHONPATH": str(root / env.project.import_root),
             "REPOEXEC_EXPECTED": str(problem.expected),
         }
         started = time.monotonic()

@@ -27,15 +27,25 @@ def cut_at_stop(text: str, stops: tuple[str, ...] = STOP_SEQUENCES) -> str:
 def extract_code(completion: str) -> str:
     """The code in a completion: what follows the last chat marker, then either a continuation cut at the
     stop sequences (its first line is indented: the body goes on from the prompt) or the fenced blocks of
-    an answer, joined (the whole text when it has no fence)."""
+    an answer, joined (the whole text when it has no fence or is Python already)."""
     text = completion
     for marker in _PREFIX_MARKERS:
-        text = text.rpartition(marker)[2]
+        _, found, after = text.rpartition(marker)
+        if found:
+            text = after.lstrip(" \t")  # the marker's line holds no indentation
     first = next((line for line in text.splitlines() if line.strip()), "")
     if first[:1].isspace():
         return cut_at_stop(text)
     blocks = _FENCED_BLOCK.findall(text)
-    return "\n".join(blocks) if blocks else text
+    return "\n".join(blocks) if blocks and not _parses(text) else text  # fences inside a docstring stay
+
+
+def _parses(text: str) -> bool:
+    try:
+        ast.parse(text)
+    except (SyntaxError, ValueError):
+        return False
+    return True
 
 
 def is_empty_body(function_source: str) -> bool:

@@ -61,6 +61,7 @@ class Project:
     python: str | None = None
     resolve_before: str | None = None  # resolve requirements as of this date (YYYY-MM-DD)
     resolve_exempt: tuple[str, ...] = ()  # packages resolved without that date (no old wheels for this Python)
+    mount: str | None = None  # an absolute path where the tests must find the source root (bubblewrap)
 
 
 @dataclass(frozen=True)
@@ -165,7 +166,9 @@ def _read_toml(path: Path) -> dict[str, Any]:
 def load_project(manifest: Path) -> Project:
     """Load ``project.toml``; cached, since every problem of the project asks for it."""
     fields = _Fields(manifest, _read_toml(manifest))
-    fields.reject_unknown({"source", "import_root", "requirements", "python", "resolve_before", "resolve_exempt"})
+    fields.reject_unknown(
+        {"source", "import_root", "requirements", "python", "resolve_before", "resolve_exempt", "mount"}
+    )
     source = _load_source(fields.table_at("source"), manifest.parent)
     import_root = fields.get("import_root", str, ".")
     if Path(import_root).is_absolute() or ".." in Path(import_root).parts:
@@ -188,6 +191,9 @@ def load_project(manifest: Path) -> Project:
     resolve_exempt = fields.get("resolve_exempt", list, [])
     if not all(isinstance(name, str) for name in resolve_exempt):
         raise fields.error("resolve_exempt", "expected a list of package names")
+    mount = fields.get("mount", str, None)
+    if mount is not None and (not Path(mount).is_absolute() or Path(mount) == Path("/")):
+        raise fields.error("mount", f"expected an absolute folder other than /, got {mount!r}")
     return Project(
         name=manifest.parent.name,
         manifest=manifest,
@@ -197,6 +203,7 @@ def load_project(manifest: Path) -> Project:
         python=python,
         resolve_before=resolve_before,
         resolve_exempt=tuple(resolve_exempt),
+        mount=mount,
     )
 
 

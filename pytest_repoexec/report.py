@@ -44,16 +44,14 @@ class ResultsCollector:
         terminalreporter.write_sep("=", f"repoexec: {model}")
         for line in render_table(self.ordered()):
             terminalreporter.write_line(line)
-        errors = error_counts(self.results.values())
+        errors = error_counts(self.ordered())
         if errors:
             terminalreporter.write_line(
                 "failed samples by error: " + ", ".join(f"{name} {count}" for name, count in errors.items())
             )
         known = self.known_failures()
         if known:
-            terminalreporter.write_line(
-                f"{len(known)} problems with a known failure here ran but are left out of the metrics (xfail)"
-            )
+            terminalreporter.write_line(f"known failures (run as xfail, left out of the metrics): {len(known)} problems")
         if self.errors:
             terminalreporter.write_line(f"{len(self.errors)} samples could not run (left out of the metrics):")
             for nodeid, message in list(self.errors.items())[:10]:

@@ -149,3 +149,36 @@ def test_the_cached_source_is_never_modified_by_a_candidate(mini, run_repoexec, 
     assert cached and all("def scaled" in p.read_text() for p in cached)
     again, _ = run_repoexec(str(mini))
     again.assert_outcomes(passed=2)
+
+
+def test_a_known_failure_runs_as_xfail_and_stays_out_of_the_metrics(mini, run_repoexec, pytester):
+    manifest = mini / "swap" / "problem.toml"
+    manifest.write_text(manifest.read_text().replace("number = 2\n", 'number = 2\nknown_failure = "needs /package"\n'))
+    replay = write_replay(pytester.path / "known.jsonl", {
+        "mini/scaled": [SCALED_REFERENCE], "mini/swap": ["def swap(pair):\n    return pair\n"],
+    })
+    result, report = run_repoexec(str(mini), f"--repoexec-model=replay:{replay}", "-rx")
+    result.assert_outcomes(passed=1, xfailed=1)
+    result.stdout.fnmatch_lines(["*known failures (run as xfail, left out of the metrics): 1 problems*",
+                                 "*known failure: needs /package*"])
+    assert "failed samples by error" not in result.stdout.str()
+    assert [s["problem"] for s in report["samples"]] == ["mini/scaled"]
+    assert report["metrics"]["pass@1"] == 1.0
+    assert [(s["problem"], s["known_failure"]) for s in report["known_failures"]] == [("mini/swap", "needs /package")]
+
+
+def test_a_project_can_see_its_source_at_a_fixed_path(mini, run_repoexec, pytester):
+    mount = pytester.path / "package"  # as RepoExec's harness mounted every project at /package
+    manifest = mini / "project.toml"
+    manifest.write_text(f'mount = "{mount}"\n' + manifest.read_text())
+    swap = mini / "swap"
+    tests = swap / "test_swap.py"
+    tests.write_text(tests.read_text() + (
+        "\n\ndef test_where():\n    import os\n    from . import core\n"
+        f"    assert os.getcwd() == {str(mount)!r}\n"
+        f"    assert core.__file__ == {str(mount / 'mini' / 'core.py')!r}\n"
+    ))
+    (swap / "problem.toml").write_text((swap / "problem.toml").read_text().replace("test_count = 2", "test_count = 3"))
+    result, report = run_repoexec(str(mini))
+    result.assert_outcomes(passed=2)
+    assert report["metrics"]["TR"] == 1.0

@@ -24,6 +24,7 @@ else:  # pragma: no cover
 
 PINS = Path(__file__).with_name("pins.toml")
 BASE_REQUIREMENTS = ("numpy",)  # every RepoExec test module imports it
+ORIGINAL_ROOT = "/package"  # where the original harness mounted each project; tests and pickles name it
 
 _SYS_PATH = re.compile(r'^sys\.path\.insert\(1, ["\']/input/[^"\']*["\']\)\n', re.MULTILINE)
 _TIMEOUT_IMPORT = re.compile(r"^import timeout_decorator\n", re.MULTILINE)
@@ -51,8 +52,9 @@ def load_pins(path: Path = PINS) -> dict[str, dict[str, Any]]:
 
 def project_manifest(pin: dict[str, Any]) -> dict[str, Any]:
     manifest: dict[str, Any] = {
+        "mount": ORIGINAL_ROOT,
         "import_root": pin.get("import_root", "."),
-        "requirements": [*BASE_REQUIREMENTS, *pin.get("requirements", [])],
+        "requirements": [*BASE_REQUIREMENTS, pin["pypi"], *pin.get("requirements", [])],
     }
     for key in ("python", "resolve_before", "resolve_exempt"):
         if key in pin:

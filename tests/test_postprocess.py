@@ -1,0 +1,82 @@
+"""From raw model answers to candidate functions: markup, continuations, stop sequences, empty bodies."""
+
+import pytest
+
+from mini_project import write_mini_project
+from pytest_repoexec.candidate import make_candidate
+from pytest_repoexec.postprocess import STOP_SEQUENCES, cut_at_stop, extract_code, is_empty_body
+from pytest_repoexec.problem import load_problem
+
+RIGHT = "def scaled(value):\n    return clamp(value * SCALE, 0, 100)"
+
+
+@pytest.fixture(scope="module")
+def scaled(tmp_path_factory):
+    return load_problem(write_mini_project(tmp_path_factory.mktemp("post")) / "scaled" / "problem.toml")
+
+
+def function_of(problem, completion):
+    candidate = make_candidate(problem, completion)
+    assert candidate.error_type is None, candidate.error
+    return candidate.function.strip()
+
+
+@pytest.mark.parametrize(
+    "completion",
+    [
+        f"Here is the function:\n```python\n{RIGHT}\n```\nIt scales, then clamps.",
+        f"```py\nimport math\n```\nand then\n```python\n{RIGHT}\n```",  # several blocks
+        f"Sure.\n```python\n{RIGHT}\n",  # the answer ran out before the closing fence
+        f"[INST] Write scaled [/INST] {RIGHT}",
+        f"<think>\ndef scaled(value):\n    return value\n</think>\n\n```python\n{RIGHT}\n```",
+        f"def helper():\n    return 1\n\n\n{RIGHT}\n\n\ndef other():\n    pass\n",  # the entry point's, among others
+        f"{RIGHT}\n\nif __name__ == '__main__':\n    print(scaled(3))\n",
+    ],
+    ids=["fence", "blocks", "unclosed", "inst", "think", "several", "main"],
+)
+def test_markup_around_the_function_is_removed(scaled, completion):
+    assert function_of(scaled, completion) == RIGHT
+
+
+@pytest.mark.parametrize("stop", STOP_SEQUENCES)
+def test_a_continuation_ends_at_the_first_stop_sequence(scaled, stop):
+    continuation = f"\n    return clamp(value * SCALE, 0, 100){stop} something else\n    return 0\n"
+    assert function_of(scaled, continuation) == RIGHT
+
+
+def test_a_body_without_signature_gets_it_back_in_any_indentation(scaled):
+    assert function_of(scaled, "    return clamp(value * SCALE, 0, 100)\n") == RIGHT
+    assert function_of(scaled, "return clamp(value * SCALE, 0, 100)") == RIGHT
+    assert function_of(scaled, "```python\nreturn clamp(value * SCALE, 0, 100)\n```") == RIGHT
+    two_lines = "\n    scaled_value = value * SCALE\n    return clamp(scaled_value, 0, 100)\n\nclass X:\n    pass"
+    assert function_of(scaled, two_lines) == "def scaled(value):" + two_lines.partition("\n\nclass")[0]
+
+
+def test_stop_sequences_do_not_cut_a_whole_answer_or_indented_lines():
+    answer = "def helper():\n    pass\n\ndef scaled(value):\n    if value:\n        # fine\n        return 1\n"
+    assert extract_code(answer) == answer
+    assert cut_at_stop("\n    x = 1\n    if x:\n        print(x)\nprint(2)") == "\n    x = 1\n    if x:\n        print(x)"
+
+
+@pytest.mark.parametrize(
+    ("source", "empty"),
+    [
+        ('def f(x):\n    """Only a docstring."""\n', True),
+        ("def f(x):\n    pass\n", True),
+        ("def f(x):\n    ...\n", True),
+        ('@staticmethod\ndef f(x):\n    """Doc."""\n    pass\n    ...\n', True),
+        ("def f(x):\n    return None\n", False),
+        ('def f(x):\n    """Doc."""\n    raise NotImplementedError\n', False),
+        ("def f(x)\n    pass\n", False),  # a syntax error, not an empty body
+    ],
+)
+def test_empty_bodies(source, empty):
+    assert is_empty_body(source) is empty
+
+
+def test_candidates_know_they_are_empty(scaled):
+    assert make_candidate(scaled, "   \n").empty
+    assert make_candidate(scaled, '\n    """Scale a value."""\n    pass\n').empty
+    assert make_candidate(scaled, "```python\ndef scaled(value):\n    ...\n```").empty
+    assert not make_candidate(scaled, RIGHT).empty
+    assert not make_candidate(scaled, "def scaled(value)\n    pass").empty
