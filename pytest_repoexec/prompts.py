@@ -17,7 +17,7 @@ from .problem import Problem
 PROMPT_STYLES = ("base", "instruct1", "instruct2")
 
 _INSTRUCTION = "Write a Python function `{signature}` to solve the following problem:\n{docstring}"
-_DEPENDENCIES = "The provided code snippet includes necessary dependencies for implementing the `{name}` function. "
+_DEPENDENCIES = "The provided code snippet includes necessary dependencies for implementing the `{name}` function."
 
 
 @dataclass(frozen=True)
@@ -54,7 +54,8 @@ def build_prompt(problem: Problem, style: str = "base", level: str = "full") -> 
     if style == "instruct1":
         return Prompt(instruction, base)
     if style == "instruct2":
-        return Prompt(f"{context}\n{_DEPENDENCIES.format(name=problem.function_name)}{instruction}".strip(), target)
+        dependencies = _DEPENDENCIES.format(name=problem.function_name)
+        return Prompt(f"{context}\n{dependencies} {instruction}".strip(), target)
     raise ValueError(f"unknown prompt style {style!r}; expected one of {', '.join(PROMPT_STYLES)}")
 
 

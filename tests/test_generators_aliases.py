@@ -35,7 +35,8 @@ def test_ini_aliases_add_and_override(pytester, mini):
     pytester.makeini(
         "[pytest]\nrepoexec_aliases =\n    codellama = hf:./models/codellama\n    mine = vllm:./missing\n"
     )
-    assert "'./models/codellama' is neither a model folder" in usage_error(pytester, mini, "--repoexec-model=codellama")
+    error = usage_error(pytester, mini, "--repoexec-model=codellama")
+    assert "'./models/codellama' is neither a model folder" in error
     error = usage_error(pytester, mini, "--repoexec-model=hf:mine")
     assert "'./missing' is neither a model folder" in error and "mine = vllm:./missing" in error
     assert "the alias mine stands for vllm:./missing and takes no argument" in usage_error(

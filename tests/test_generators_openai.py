@@ -8,7 +8,6 @@ import time
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-import openai
 import pytest
 
 from conftest import SHIPPED
@@ -19,12 +18,15 @@ from pytest_repoexec.postprocess import STOP_SEQUENCES
 from pytest_repoexec.problem import load_problem
 from pytest_repoexec.prompts import build_prompt
 
+openai = pytest.importorskip("openai")
+
 
 class LoopbackServer:
     """Answers ``/v1/models``, ``/v1/chat/completions`` and ``/v1/completions``.
 
     ``answer(body)`` writes each choice's text. ``failures`` is a queue of what the next requests get
     instead: an HTTP status (an error body, with a 1 ms Retry-After) or a delay in seconds before answering.
+    Only the key ``test-key`` is accepted.
     """
 
     def __init__(self, answer: Callable[[dict], str]) -> None:
@@ -50,6 +52,9 @@ class LoopbackServer:
 
             def do_GET(self) -> None:
                 loopback.requests.append((self.path, {}))
+                if self.headers["Authorization"] != "Bearer test-key":
+                    self._send(401, {"error": {"message": "invalid key", "type": "auth", "code": None}})
+                    return
                 self._send(200, {"object": "list", "data": [{"id": "test-model", "object": "model", "created": 0,
                                                              "owned_by": "test"}]})
 
@@ -62,7 +67,8 @@ class LoopbackServer:
                     loopback.most_in_flight = max(loopback.most_in_flight, loopback.in_flight)
                 try:
                     if isinstance(failure, int):
-                        self._send(failure, {"error": {"message": f"scripted {failure}", "type": "test", "code": None}})
+                        error = {"message": f"scripted {failure}", "type": "test", "code": None}
+                        self._send(failure, {"error": error})
                         return
                     time.sleep(failure or 0.05)
                     self._send(200, self._completion(body))
@@ -119,8 +125,10 @@ def problems():
             ("textkit/slugify", "textkit/roman_encode", "ledger/add_months", "ledger/month_periods")]
 
 
-def generator(server, tmp_path, api="chat", retries=2, timeout=5.0, concurrency=8, **settings) -> ModelGenerator:
-    client = openai.OpenAI(api_key="test-key", base_url=server.url, max_retries=retries, timeout=timeout)
+def generator(
+    server, tmp_path, api="chat", retries=2, timeout=5.0, concurrency=8, key="test-key", **settings
+) -> ModelGenerator:
+    client = openai.OpenAI(api_key=key, base_url=server.url, max_retries=retries, timeout=timeout)
     backend = OpenAIBackend(client, "test-model", api, concurrency)
     return ModelGenerator(backend, Settings(cache=tmp_path / "completions", **settings))
 
@@ -152,7 +160,7 @@ def test_cached_completions_are_not_paid_twice_and_more_samples_ask_only_for_the
     assert len(server.posts()) == 5 and other_prompt  # a different prompt is a different key
 
 
-def test_completions_endpoint_continues_the_base_prompt_and_stops_at_the_stop_sequences(server, tmp_path, problems):
+def test_completions_endpoint_continues_the_base_prompt_until_a_stop_sequence(server, tmp_path, problems):
     generator(server, tmp_path, api="completions", level="medium").generate(problems[:1], None)
     (body,) = server.posts()
     assert body["prompt"] == build_prompt(problems[0], "base", "medium").text
@@ -186,6 +194,12 @@ def test_a_request_past_its_timeout_fails_clearly(server, tmp_path, problems):
     with pytest.raises(GenerationError, match="timed out"):
         generator(server, tmp_path, retries=0, timeout=0.3).generate(problems[:1], 1)
     assert time.monotonic() - started < 1.5
+
+
+def test_a_refused_key_fails_before_any_completion_is_asked(server, tmp_path, problems):
+    with pytest.raises(GenerationError, match="refused the key in OPENAI_API_KEY: .*invalid key"):
+        generator(server, tmp_path, key="wrong").generate(problems, 1)
+    assert server.posts() == []
 
 
 def test_an_interrupted_run_resumes_with_what_it_had(server, tmp_path, problems):

@@ -58,6 +58,7 @@ def test_the_engine_starts_only_for_completions_not_in_the_cache(problems, tmp_p
 
 
 def test_instruct_prompts_are_put_in_the_models_chat_template(problems, tmp_path):
+    pytest.importorskip("transformers")
     from tiny_model import tiny_tokenizer
 
     folder = tmp_path / "model"

@@ -29,7 +29,7 @@ def function_of(problem, completion):
         f"Sure.\n```python\n{RIGHT}\n",  # the answer ran out before the closing fence
         f"[INST] Write scaled [/INST] {RIGHT}",
         f"<think>\ndef scaled(value):\n    return value\n</think>\n\n```python\n{RIGHT}\n```",
-        f"def helper():\n    return 1\n\n\n{RIGHT}\n\n\ndef other():\n    pass\n",  # the entry point's, among others
+        f"def helper():\n    return 1\n\n\n{RIGHT}\n\n\ndef other():\n    pass\n",  # the entry point's only
         f"{RIGHT}\n\nif __name__ == '__main__':\n    print(scaled(3))\n",
     ],
     ids=["fence", "blocks", "unclosed", "inst", "think", "several", "main"],
@@ -55,7 +55,10 @@ def test_a_body_without_signature_gets_it_back_in_any_indentation(scaled):
 def test_stop_sequences_do_not_cut_a_whole_answer_or_indented_lines():
     answer = "def helper():\n    pass\n\ndef scaled(value):\n    if value:\n        # fine\n        return 1\n"
     assert extract_code(answer) == answer
-    assert cut_at_stop("\n    x = 1\n    if x:\n        print(x)\nprint(2)") == "\n    x = 1\n    if x:\n        print(x)"
+    documented = 'def scaled(value):\n    """Use it so:\n\n```python\nscaled(3)\n```\n"""\n    return value\n'
+    assert extract_code(documented) == documented  # a fence inside a docstring is no markup
+    body = "\n    x = 1\n    if x:\n        print(x)"
+    assert cut_at_stop(body + "\nprint(2)") == body
 
 
 @pytest.mark.parametrize(

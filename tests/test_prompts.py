@@ -8,7 +8,6 @@ from conftest import SHIPPED
 from mini_project import write_mini_project
 from pytest_repoexec.problem import load_problem
 from pytest_repoexec.prompts import Prompt, build_prompt, chat_messages, chat_text, header
-from tiny_model import tiny_tokenizer
 
 SLUGIFY_SIGNATURE = 'def slugify(text, separator="-", max_length=None)'
 
@@ -20,7 +19,7 @@ def slugify():
 
 def test_the_header_is_the_signature_with_its_docstring_indented_below(slugify):
     text = header(slugify)
-    assert text.startswith(f'{SLUGIFY_SIGNATURE}:\n    """\n    Turn text into a lowercase, URL-friendly slug.\n\n    Accented')
+    assert text.startswith(f'{SLUGIFY_SIGNATURE}:\n    """\n    Turn text into a lowercase, URL-friendly slug.\n')
     assert text.endswith('max_length is given and smaller than 1.\n    """')
     one_line = dataclasses.replace(slugify, reference='def slugify(text):\n    """Slug."""\n    return text\n')
     assert header(one_line) == 'def slugify(text):\n    """Slug."""'
@@ -79,9 +78,13 @@ def test_unknown_style_is_refused(slugify):
 
 
 def test_chat_forms():
+    pytest.importorskip("transformers")
+    from tiny_model import tiny_tokenizer
+
     instruct = Prompt("Write f.", "def f():")
     base = Prompt(None, "import os\n\ndef f():")
-    assert chat_messages(instruct) == [{"role": "user", "content": "### Instruction:\nWrite f.\n### Response:\ndef f():"}]
+    assert chat_messages(instruct) == [{"role": "user", "content": instruct.text}]
+    assert instruct.text == "### Instruction:\nWrite f.\n### Response:\ndef f():"
     assert chat_text(instruct, tiny_tokenizer()) == "<|user|>\nWrite f.\n<|assistant|>def f():"
     assert chat_text(base, tiny_tokenizer()) == base.text  # a base prompt is continued as it is
     assert chat_text(instruct, tiny_tokenizer(chat_template=None)) == instruct.text

@@ -8,8 +8,9 @@ from pathlib import Path
 
 KEYWORDS = ["def", "if", "class", "print", "return"]
 # "abcdef" must tokenize: transformers' stop-string matching probes the vocabulary with it
-VOCAB = ["<pad>", "<eos>", "<unk>", *KEYWORDS, "\n", "    ", " ", "```", '"""', "#", "@", "(", ")", ":", "=", "+", "1",
-         *"abcdef", "x"]
+SPECIAL = ["<pad>", "<eos>", "<unk>"]
+SYMBOLS = ["\n", "    ", " ", "```", '"""', "#", "@", "(", ")", ":", "=", "+", "1"]
+VOCAB = [*SPECIAL, *KEYWORDS, *SYMBOLS, *"abcdef", "x"]
 CHAT_TEMPLATE = "{% for m in messages %}<|{{ m['role'] }}|>\n{{ m['content'] }}\n{% endfor %}<|assistant|>"
 
 
@@ -22,7 +23,8 @@ def tiny_tokenizer(chat_template: str | None = CHAT_TEMPLATE):
     pattern = "|".join(KEYWORDS) + r'|\n| {4}|```|"""|.'
     backend.pre_tokenizer = pre_tokenizers.Split(Regex(pattern), behavior="isolated")
     backend.decoder = decoders.Fuse()
-    tokenizer = PreTrainedTokenizerFast(tokenizer_object=backend, eos_token="<eos>", pad_token="<pad>", unk_token="<unk>")
+    pad, eos, unk = SPECIAL
+    tokenizer = PreTrainedTokenizerFast(tokenizer_object=backend, eos_token=eos, pad_token=pad, unk_token=unk)
     tokenizer.chat_template = chat_template
     return tokenizer
 

@@ -18,6 +18,14 @@ def pytest_addoption(parser):
     parser.addoption("--repoexec-results", required=True, help="where to write the per-test outcomes (JSON)")
 
 
+def pytest_pycollect_makeitem(collector, name, obj):
+    """A problem's tests are the test functions its module defines, not what its star imports bring along
+    (a ``TestCase`` class imported from the project would otherwise be collected as a test)."""
+    if isinstance(collector, pytest.Module) and getattr(obj, "__module__", None) not in (None, collector.obj.__name__):
+        return []
+    return None
+
+
 def _error_type(excinfo):
     if excinfo is None:
         return None
