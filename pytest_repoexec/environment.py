@@ -125,10 +125,10 @@ def build_once(target: Path, build: Callable[[Path], None], cache: Path) -> None
 
 
 def _check_mount(project: Project) -> None:
-    if project.mount and shutil.which("bwrap") is None:
+    if (project.mount or project.workdir) and shutil.which("bwrap") is None:
         raise EnvironmentBuildError(
-            f"project {project.name} runs its tests with its source at {project.mount} ({project.manifest}), "
-            "which needs bubblewrap: install it (Debian: apt-get install bubblewrap)"
+            f"project {project.name} runs its tests with its source at {project.mount or project.workdir} "
+            f"({project.manifest}), which needs bubblewrap: install it (Debian: apt-get install bubblewrap)"
         )
 
 
@@ -169,6 +169,9 @@ def _materialise(project: Project, target: Path) -> None:
         _download_pypi(project, target)
     else:
         _clone_git(project, target)
+    if project.build_extensions:
+        _run_tool([sys.executable, "setup.py", "--quiet", "build_ext", "--inplace"], "building C extensions", project,
+                  cwd=target)
     if not (target / project.import_root).is_dir():
         raise EnvironmentBuildError(
             f"project {project.name}: import_root {project.import_root!r} is not a folder of its source "

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import os
+import pwd
+import shutil
 import signal
 import subprocess
 import tempfile
@@ -21,7 +23,10 @@ from .environment import ProjectEnv
 from .problem import Problem
 
 OUTPUT_LIMIT = 20000
-_DROPPED_VARIABLES = ("PYTEST_", "PYTHON", "VIRTUAL_ENV", "COV_CORE", "REPOEXEC_")
+# The tests see a fixed environment, like the original harness's container: nothing of the caller's shell
+# (HOME, locale, time zone, PYTHON*, PYTEST_*) leaks into expected values.
+_BASE_ENVIRONMENT = {"LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "TZ": "UTC"}
+_SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin"
 
 
 class ProblemLayoutError(Exception):
@@ -90,20 +95,24 @@ class SubprocessExecutor:
         config = scratch / "pytest.ini"
         config.write_text("[pytest]\n")
         test_timeout = problem.timeout or self.test_timeout
-        # Where the tests see the source: the overlay itself, or the path the project's tests expect (mounted).
+        # Where the tests see the source: the overlay itself, or the paths the project's tests expect (mounted).
         root = Path(env.project.mount) if env.project.mount else sample_root
+        workdir = Path(env.project.workdir) if env.project.workdir else root
         command = [
-            str(env.python), "-m", "pytest", str(test_path),
+            str(env.python), "-m", "pytest", str(root / test_path),
             "-p", "repoexec_inner", "-p", "pytest_timeout", f"--timeout={test_timeout}",
             f"--repoexec-results={results}",
             "-c", str(config), f"--rootdir={root}", "--noconftest", "-p", "no:cacheprovider",
             "-q", "--tb=short", "-rN", "--color=no",
         ]
-        if env.project.mount:
-            command = ["bwrap", "--dev-bind", "/", "/", "--bind", str(sample_root), str(root), "--chdir", str(root),
-                       "--die-with-parent", *command]
-        environment = {k: v for k, v in os.environ.items() if not k.startswith(_DROPPED_VARIABLES)}
-        environment |= {
+        if root != sample_root or workdir != sample_root:
+            binds = [arg for path in dict.fromkeys([root, workdir]) for arg in ("--bind", str(sample_root), str(path))]
+            bwrap = shutil.which("bwrap") or "bwrap"
+            command = [bwrap, "--dev-bind", "/", "/", *binds, "--chdir", str(workdir), "--die-with-parent", *command]
+        environment = _BASE_ENVIRONMENT | {
+            "HOME": pwd.getpwuid(os.getuid()).pw_dir,
+            "PATH": f"{env.python.parent}{os.pathsep}{_SYSTEM_PATH}",
+            "TMPDIR": str(scratch),
             "PYTHONHASHSEED": "0",
             "PYTHONDONTWRITEBYTECODE": "1",
             "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
@@ -113,7 +122,7 @@ class SubprocessExecutor:
         started = time.monotonic()
         with (scratch / "output.txt").open("w+b") as output:
             process = subprocess.Popen(
-                command, cwd=sample_root, env=environment, stdin=subprocess.DEVNULL,
+                command, cwd=workdir if workdir == sample_root else None, env=environment, stdin=subprocess.DEVNULL,
                 stdout=output, stderr=subprocess.STDOUT, start_new_session=True,
             )
             timed_out = False

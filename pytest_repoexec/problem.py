@@ -61,7 +61,9 @@ class Project:
     python: str | None = None
     resolve_before: str | None = None  # resolve requirements as of this date (YYYY-MM-DD)
     resolve_exempt: tuple[str, ...] = ()  # packages resolved without that date (no old wheels for this Python)
-    mount: str | None = None  # an absolute path where the tests must find the source root (bubblewrap)
+    mount: str | None = None  # an absolute path where the tests import the source from (bubblewrap)
+    workdir: str | None = None  # an absolute path where the source is also seen, as working directory
+    build_extensions: bool = False  # compile the source's C extensions in place (setup.py build_ext --inplace)
 
 
 @dataclass(frozen=True)
@@ -167,7 +169,8 @@ def load_project(manifest: Path) -> Project:
     """Load ``project.toml``; cached, since every problem of the project asks for it."""
     fields = _Fields(manifest, _read_toml(manifest))
     fields.reject_unknown(
-        {"source", "import_root", "requirements", "python", "resolve_before", "resolve_exempt", "mount"}
+        {"source", "import_root", "requirements", "python", "resolve_before", "resolve_exempt", "mount", "workdir",
+         "build_extensions"}
     )
     source = _load_source(fields.table_at("source"), manifest.parent)
     import_root = fields.get("import_root", str, ".")
@@ -191,9 +194,7 @@ def load_project(manifest: Path) -> Project:
     resolve_exempt = fields.get("resolve_exempt", list, [])
     if not all(isinstance(name, str) for name in resolve_exempt):
         raise fields.error("resolve_exempt", "expected a list of package names")
-    mount = fields.get("mount", str, None)
-    if mount is not None and (not Path(mount).is_absolute() or Path(mount) == Path("/")):
-        raise fields.error("mount", f"expected an absolute folder other than /, got {mount!r}")
+    mount, workdir = (_absolute_folder(fields, key) for key in ("mount", "workdir"))
     return Project(
         name=manifest.parent.name,
         manifest=manifest,
@@ -204,7 +205,16 @@ def load_project(manifest: Path) -> Project:
         resolve_before=resolve_before,
         resolve_exempt=tuple(resolve_exempt),
         mount=mount,
+        workdir=workdir,
+        build_extensions=fields.get("build_extensions", bool, False),
     )
+
+
+def _absolute_folder(fields: _Fields, key: str) -> str | None:
+    folder = fields.get(key, str, None)
+    if folder is not None and (not Path(folder).is_absolute() or Path(folder) == Path("/")):
+        raise fields.error(key, f"expected an absolute folder other than /, got {folder!r}")
+    return folder
 
 
 def _load_source(fields: _Fields, project_dir: Path) -> Source:

@@ -167,16 +167,18 @@ def test_a_known_failure_runs_as_xfail_and_stays_out_of_the_metrics(mini, run_re
     assert [(s["problem"], s["known_failure"]) for s in report["known_failures"]] == [("mini/swap", "needs /package")]
 
 
-def test_a_project_can_see_its_source_at_a_fixed_path(mini, run_repoexec, pytester):
-    mount = pytester.path / "package"  # as RepoExec's harness mounted every project at /package
+def test_a_project_can_see_its_source_at_fixed_paths(mini, run_repoexec, pytester):
+    # as RepoExec's harness had every repository at /input/test-apps/<name> and at /package, the working directory
+    mount, workdir = pytester.path / "input" / "mini", pytester.path / "package"
     manifest = mini / "project.toml"
-    manifest.write_text(f'mount = "{mount}"\n' + manifest.read_text())
+    manifest.write_text(f'mount = "{mount}"\nworkdir = "{workdir}"\n' + manifest.read_text())
     swap = mini / "swap"
     tests = swap / "test_swap.py"
     tests.write_text(tests.read_text() + (
         "\n\ndef test_where():\n    import os\n    from . import core\n"
-        f"    assert os.getcwd() == {str(mount)!r}\n"
+        f"    assert os.getcwd() == {str(workdir)!r}\n"
         f"    assert core.__file__ == {str(mount / 'mini' / 'core.py')!r}\n"
+        f"    assert os.path.isfile({str(workdir / 'mini' / 'util.py')!r})\n"
     ))
     (swap / "problem.toml").write_text((swap / "problem.toml").read_text().replace("test_count = 2", "test_count = 3"))
     result, report = run_repoexec(str(mini))

@@ -24,7 +24,10 @@ else:  # pragma: no cover
 
 PINS = Path(__file__).with_name("pins.toml")
 BASE_REQUIREMENTS = ("numpy",)  # every RepoExec test module imports it
-ORIGINAL_ROOT = "/package"  # where the original harness mounted each project; tests and pickles name it
+# The original harness ran each project's tests with its repository at /input/test-apps/<name> (imports, and the
+# test module beside the focal module) and at /package (the working directory); tests and pickles name both.
+ORIGINAL_INPUT = "/input/test-apps"
+ORIGINAL_ROOT = "/package"
 
 _SYS_PATH = re.compile(r'^sys\.path\.insert\(1, ["\']/input/[^"\']*["\']\)\n', re.MULTILINE)
 _TIMEOUT_IMPORT = re.compile(r"^import timeout_decorator\n", re.MULTILINE)
@@ -50,13 +53,14 @@ def load_pins(path: Path = PINS) -> dict[str, dict[str, Any]]:
         return tomllib.load(handle)
 
 
-def project_manifest(pin: dict[str, Any]) -> dict[str, Any]:
+def project_manifest(name: str, pin: dict[str, Any]) -> dict[str, Any]:
     manifest: dict[str, Any] = {
-        "mount": ORIGINAL_ROOT,
+        "mount": f"{ORIGINAL_INPUT}/{name.split('+')[0]}",  # black+src: the repository black, import root src
+        "workdir": ORIGINAL_ROOT,
         "import_root": pin.get("import_root", "."),
         "requirements": [*BASE_REQUIREMENTS, pin["pypi"], *pin.get("requirements", [])],
     }
-    for key in ("python", "resolve_before", "resolve_exempt"):
+    for key in ("python", "resolve_before", "resolve_exempt", "build_extensions"):
         if key in pin:
             manifest[key] = pin[key]
     manifest["source"] = {"pypi": pin["pypi"]}
@@ -144,7 +148,7 @@ def write_project(name: str, records: list[Record], pin: dict[str, Any], out: Pa
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)
     try:
-        (staging / "project.toml").write_text(tomli_w.dumps(project_manifest(pin)), encoding="utf-8")
+        (staging / "project.toml").write_text(tomli_w.dumps(project_manifest(name, pin)), encoding="utf-8")
         known = {int(number): reason for number, reason in pin.get("known_failures", {}).items()}
         for record in records:
             try:
