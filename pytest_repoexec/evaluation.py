@@ -44,5 +44,6 @@ def evaluate(problem: Problem, sample: int, completion: str, env: ProjectEnv, ex
         dir=dependency_share(problem, candidate),
         duration=run.duration if run else 0.0,
         known_failure=problem.known_failure,
+        empty=candidate.empty,
     )
     return Evaluation(result, candidate, run)

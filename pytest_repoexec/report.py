@@ -49,6 +49,9 @@ class ResultsCollector:
             terminalreporter.write_line(
                 "failed samples by error: " + ", ".join(f"{name} {count}" for name, count in errors.items())
             )
+        empty = sum(r.empty for r in self.ordered())
+        if empty:
+            terminalreporter.write_line(f"empty completions (a body of only a docstring or pass): {empty} samples")
         known = self.known_failures()
         if known:
             terminalreporter.write_line(f"known failures (run as xfail, left out of the metrics): {len(known)} problems")
@@ -107,6 +110,7 @@ def write_report(path: Path, config: pytest.Config, collector: ResultsCollector)
             for s in [summarise(group)]
         },
         "errors": error_counts(results),
+        "empty": sum(r.empty for r in results),
         "samples": [result.to_dict() for result in results],
         "known_failures": [
             result.to_dict() for result in sorted(collector.results.values(), key=lambda r: (r.problem, r.sample))

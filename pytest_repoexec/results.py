@@ -22,6 +22,7 @@ class SampleResult:
     dir: float | None  # None for problems without dependencies
     duration: float = 0.0
     known_failure: str | None = None  # the problem's reference cannot pass here: kept out of the metrics
+    empty: bool = False  # the candidate's body is only a docstring, pass or ... (the paper counts these)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

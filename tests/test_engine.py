@@ -29,10 +29,12 @@ def test_wrong_completions_fail_with_their_error_types(mini, run_repoexec, pytes
             "def scaled(value)\n    return 1\n",  # does not parse
             "def scaled(value):\n    return scale(value)\n",  # NameError at call time
         ],
-        "mini/swap": ["def swap(pair):\n    return pair\n"],
+        "mini/swap": ["def swap(pair):\n    return pair\n", 'def swap(pair):\n    """Swap."""\n    pass\n'],
     })
     result, report = run_repoexec(str(mini), f"--repoexec-model=replay:{replay}")
-    result.assert_outcomes(failed=4)
+    result.assert_outcomes(failed=5)
+    assert report["empty"] == 1
+    result.stdout.fnmatch_lines(["*empty completions (a body of only a docstring or pass): 1 samples*"])
     assert report["metrics"]["pass@1"] == 0.0
     errors = {(s["problem"], s["sample"]): s["error_type"] for s in report["samples"]}
     assert errors == {
@@ -40,10 +42,12 @@ def test_wrong_completions_fail_with_their_error_types(mini, run_repoexec, pytes
         ("mini/scaled", 1): "SyntaxError",
         ("mini/scaled", 2): "NameError",
         ("mini/swap", 0): "AssertionError",
+        ("mini/swap", 1): "AssertionError",
     }
     wrong_clamp = next(s for s in report["samples"] if s["problem"] == "mini/scaled" and s["sample"] == 0)
     assert (wrong_clamp["tests_passed"], wrong_clamp["tests_total"]) == (2, 4)  # scaled(3) and scaled(7) hold
     assert report["metrics"]["DIR"] == pytest.approx((0.5 + 0.0 + 0.0) / 3)  # SCALE without clamp, then nothing
+    assert [s["empty"] for s in report["samples"]] == [False, False, False, False, True]
 
 
 @pytest.mark.parametrize(
