@@ -146,12 +146,14 @@ def _digest(parts: list[str]) -> str:
 
 def _source_key(project: Project) -> str:
     source = project.source
+    built = ["build_extensions"] if project.build_extensions else []
     if source.kind != "path":
-        return _digest([source.kind, source.location, source.rev or ""])
+        return _digest([source.kind, source.location, source.rev or "", *built])
     hasher = hashlib.sha256()
     root = Path(source.location)
     for path in sorted(_walk_files(root)):
         hasher.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes() + b"\0")
+    hasher.update("".join(built).encode())
     return hasher.hexdigest()[:16]
 
 

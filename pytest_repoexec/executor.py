@@ -116,7 +116,6 @@ class SubprocessExecutor:
             "PYTHONHASHSEED": "0",
             "PYTHONDONTWRITEBYTECODE": "1",
             "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
-            "PYTHONPATH": str(root / env.project.import_root),
             "REPOEXEC_EXPECTED": str(problem.expected),
         }
         started = time.monotonic()

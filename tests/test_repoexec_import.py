@@ -40,7 +40,10 @@ def test_import_converts_paths_pickles_and_timeouts(tmp_path):
     assert problem.module == first["module"] and problem.entry_point == first["entry_point"]
     assert problem.test_count == len(first["test_list"])
     test = problem.tests.read_text()
-    assert "/input/" not in test and "/output/" not in test and "timeout_decorator" not in test
+    assert "/output/" not in test and "timeout_decorator" not in test
+    assert 'import os\nsys.path.insert(1, "/input/test-apps/pypara")' in test  # kept: the engine mounts it there
+    project = (out / "pypara" / "project.toml").read_text()
+    assert 'mount = "/input/test-apps/pypara"' in project and 'workdir = "/package"' in project
     pickled = [p for p in problems if any(p.expected.iterdir())]
     assert pickled
     for p in pickled:

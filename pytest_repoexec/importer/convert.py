@@ -70,8 +70,8 @@ def project_manifest(name: str, pin: dict[str, Any]) -> dict[str, Any]:
 def convert_test_module(record: Record) -> tuple[str, dict[str, Path]]:
     """The test module with our conventions, and the pickles it loads (name in expected/ -> data file).
 
-    The ``/input`` sys.path line goes (the engine puts the source on the path), ``timeout_decorator`` goes (the
-    engine's per-test timeout replaces it), and every ``/output/...`` path becomes the problem's own folder.
+    ``timeout_decorator`` goes (the engine's per-test timeout replaces it), every ``/output/...`` path becomes the
+    problem's own folder, and ``import os`` comes in for those paths.
     """
     where = f"project {record.folder}, problem {record.number} ({record.where})"
     pickles: dict[str, Path] = {}
@@ -86,7 +86,8 @@ def convert_test_module(record: Record) -> tuple[str, dict[str, Path]]:
         pickles[name] = record.outputs.parent.parent.parent.parent / relative
         return f'os.path.join(os.environ["REPOEXEC_EXPECTED"], "{name}")'
 
-    text = _SYS_PATH.sub("import os\n", record.test, count=1)
+    # The original sys.path line stays: the engine mounts the source at that very path (see project_manifest).
+    text = _SYS_PATH.sub(lambda line: "import os\n" + line.group(0), record.test, count=1)
     text = _TIMEOUT_DECORATOR.sub("", _TIMEOUT_IMPORT.sub("", text))
     text = _OUTPUT_PATH.sub(expected, text)
     if "import os\n" not in text:
