@@ -39,6 +39,7 @@ RUNTIME_PLUGIN = Path(__file__).with_name("runtime") / "repoexec_inner.py"
 # What the inner test run needs inside every project's virtualenv; copied from this interpreter, so no network.
 RUNTIME_DISTRIBUTIONS = ("pytest", "pytest-timeout")
 _FAR_FUTURE = "2999-12-31T00:00:00Z"
+_DOWNLOAD_LAYOUT = "sdist+wheel"  # what a PyPI source is made of; part of its cache key
 _IGNORED = shutil.ignore_patterns("__pycache__", "*.pyc", ".git", ".hg", ".tox", ".venv")
 
 
@@ -148,7 +149,7 @@ def _source_key(project: Project) -> str:
     source = project.source
     built = ["build_extensions"] if project.build_extensions else []
     if source.kind != "path":
-        return _digest([source.kind, source.location, source.rev or "", *built])
+        return _digest([source.kind, source.location, source.rev or "", *built, _DOWNLOAD_LAYOUT])
     hasher = hashlib.sha256()
     root = Path(source.location)
     for path in sorted(_walk_files(root)):
@@ -194,22 +195,43 @@ def _run_tool(command: list[str], what: str, project: Project, **kwargs) -> None
 
 
 def _download_pypi(project: Project, target: Path) -> None:
-    """The pinned release's sdist (it has the project's root files and tests), else its wheel."""
+    """The pinned release's sdist (it has the project's root files and tests), completed with the modules that
+    only its wheel ships (a MANIFEST.in can leave some out of the sdist); the wheel alone where no sdist exists."""
     pin = project.source.location
-    failures = []
-    for kind in ("--no-binary", "--only-binary"):
-        with tempfile.TemporaryDirectory(prefix="repoexec-download-") as downloads:
-            result = subprocess.run(
-                [sys.executable, "-m", "pip", "download", "--quiet", "--disable-pip-version-check", "--no-deps",
-                 kind, ":all:", "--dest", downloads, pin],
-                capture_output=True, text=True,
+    failures: list[str] = []
+    with tempfile.TemporaryDirectory(prefix="repoexec-download-") as downloads:
+        sdist = _pip_download(pin, "--no-binary", Path(downloads, "sdist"), failures)
+        wheel = _pip_download(pin, "--only-binary", Path(downloads, "wheel"), failures)
+        if sdist is None and wheel is None:
+            raise EnvironmentBuildError(
+                f"project {project.name}: no sdist or wheel of {pin} could be had:\n" + "\n".join(failures)
             )
-            archives = list(Path(downloads).iterdir())
-            if result.returncode == 0 and len(archives) == 1:
-                _unpack(archives[0], target)
-                return
-            failures.append(f"pip download {kind} :all: {pin}:\n{(result.stdout + result.stderr).strip()[-2000:]}")
-    raise EnvironmentBuildError(f"project {project.name}: no sdist or wheel of {pin} could be had:\n" + "\n".join(failures))
+        _unpack(sdist or wheel, target)
+        if sdist is not None and wheel is not None:
+            _fill_from_wheel(wheel, target / project.import_root)
+
+
+def _pip_download(pin: str, kind: str, folder: Path, failures: list[str]) -> Path | None:
+    result = subprocess.run(
+        [sys.executable, "-m", "pip", "download", "--quiet", "--disable-pip-version-check", "--no-deps",
+         kind, ":all:", "--dest", str(folder), pin],
+        capture_output=True, text=True,
+    )
+    archives = list(folder.iterdir()) if folder.is_dir() else []
+    if result.returncode == 0 and len(archives) == 1:
+        return archives[0]
+    failures.append(f"pip download {kind} :all: {pin}:\n{(result.stdout + result.stderr).strip()[-2000:]}")
+    return None
+
+
+def _fill_from_wheel(wheel: Path, import_root: Path) -> None:
+    with zipfile.ZipFile(wheel) as bundle:
+        for name in bundle.namelist():
+            top = name.split("/", 1)[0]
+            if top.endswith((".dist-info", ".data")) or name.endswith("/") or (import_root / name).exists():
+                continue
+            (import_root / name).parent.mkdir(parents=True, exist_ok=True)
+            (import_root / name).write_bytes(bundle.read(name))
 
 
 def _unpack(archive: Path, target: Path) -> None:

@@ -105,10 +105,9 @@ class SubprocessExecutor:
             "-c", str(config), f"--rootdir={root}", "--noconftest", "-p", "no:cacheprovider",
             "-q", "--tb=short", "-rN", "--color=no",
         ]
-        if root != sample_root or workdir != sample_root:
-            binds = [arg for path in dict.fromkeys([root, workdir]) for arg in ("--bind", str(sample_root), str(path))]
-            bwrap = shutil.which("bwrap") or "bwrap"
-            command = [bwrap, "--dev-bind", "/", "/", *binds, "--chdir", str(workdir), "--die-with-parent", *command]
+        bwrap = shutil.which("bwrap")
+        if bwrap:  # the environment's checks make sure it is there when the project mounts its source
+            command = [bwrap, *_binds(env, problem, sample_root, root, workdir), "--die-with-parent", *command]
         environment = _BASE_ENVIRONMENT | {
             "HOME": pwd.getpwuid(os.getuid()).pw_dir,
             "PATH": f"{env.python.parent}{os.pathsep}{_SYSTEM_PATH}",
@@ -121,7 +120,7 @@ class SubprocessExecutor:
         started = time.monotonic()
         with (scratch / "output.txt").open("w+b") as output:
             process = subprocess.Popen(
-                command, cwd=workdir if workdir == sample_root else None, env=environment, stdin=subprocess.DEVNULL,
+                command, cwd=sample_root, env=environment, stdin=subprocess.DEVNULL,
                 stdout=output, stderr=subprocess.STDOUT, start_new_session=True,
             )
             timed_out = False
@@ -134,6 +133,21 @@ class SubprocessExecutor:
             output.seek(max(0, output.seek(0, os.SEEK_END) - OUTPUT_LIMIT))
             text = output.read().decode("utf-8", "replace")
         return _read_results(results, timed_out, process.returncode, text, time.monotonic() - started)
+
+
+def _binds(env: ProjectEnv, problem: Problem, sample_root: Path, root: Path, workdir: Path) -> list[str]:
+    """bubblewrap's view of the machine for one sample: everything as it is, except that the cached source,
+    the virtualenv and the problem's own files are read-only (the overlay's symlinks lead into the cache, so a
+    candidate writing through them would otherwise change every later sample), and that the overlay appears
+    where the project's tests expect it."""
+    read_only = dict.fromkeys([env.source_root, env.python.parent.parent, problem.folder])
+    mounts = dict.fromkeys(path for path in (root, workdir) if path != sample_root)
+    return [
+        "--dev-bind", "/", "/",
+        *(arg for path in read_only for arg in ("--ro-bind", str(path), str(path))),
+        *(arg for path in mounts for arg in ("--bind", str(sample_root), str(path))),
+        "--chdir", str(workdir),
+    ]
 
 
 def _kill_group(process: subprocess.Popen) -> None:

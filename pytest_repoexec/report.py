@@ -25,7 +25,7 @@ class ResultsCollector:
         for key, value in report.user_properties:
             if key == USER_PROPERTY:
                 self.results[report.nodeid] = SampleResult.from_dict(value)
-        if report.when == "setup" and report.failed:
+        if report.failed and report.nodeid not in self.results:  # no verdict: the sample could not run
             crash = getattr(report.longrepr, "reprcrash", None)
             message = crash.message if crash else str(report.longrepr).strip()
             self.errors[report.nodeid] = message[:4000]

@@ -143,14 +143,17 @@ def test_one_problem_runs_alone_by_folder_or_keyword(mini, run_repoexec):
 
 
 def test_the_cached_source_is_never_modified_by_a_candidate(mini, run_repoexec, pytester, repoexec_cache):
-    hostile = (
+    hostile = (  # util.py is a symlink into the cache: writing through it must fail (bubblewrap, read-only)
         "def scaled(value):\n    import pathlib\n"
-        "    pathlib.Path(__file__).write_text('broken')\n    return clamp(value * SCALE, 0, 100)\n"
+        "    pathlib.Path(__file__).write_text('broken')\n"
+        "    pathlib.Path(__file__).with_name('util.py').write_text('broken')\n"
+        "    return clamp(value * SCALE, 0, 100)\n"
     )
     replay = write_replay(pytester.path / "hostile.jsonl", {"mini/scaled": [hostile], "mini/swap": [SWAP_OK]})
-    run_repoexec(str(mini), f"--repoexec-model=replay:{replay}")
-    cached = [p for p in (repoexec_cache / "sources").glob("mini-*/mini/core.py")]
-    assert cached and all("def scaled" in p.read_text() for p in cached)
+    result, report = run_repoexec(str(mini), f"--repoexec-model=replay:{replay}")
+    assert [s["error_type"] for s in report["samples"]] == ["OSError", None]  # the write was refused
+    cached = [p for p in (repoexec_cache / "sources").glob("mini-*/mini/*.py")]
+    assert cached and all("broken" not in p.read_text() for p in cached)
     again, _ = run_repoexec(str(mini))
     again.assert_outcomes(passed=2)
 
