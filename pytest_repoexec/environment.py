@@ -40,7 +40,8 @@ RUNTIME_PLUGIN = Path(__file__).with_name("runtime") / "repoexec_inner.py"
 RUNTIME_DISTRIBUTIONS = ("pytest", "pytest-timeout")
 _FAR_FUTURE = "2999-12-31T00:00:00Z"
 _DOWNLOAD_LAYOUT = "sdist+wheel"  # what a PyPI source is made of; part of its cache key
-_IGNORED = shutil.ignore_patterns("__pycache__", "*.pyc", ".git", ".hg", ".tox", ".venv")
+_SKIPPED_FOLDERS = ("__pycache__", ".git", ".hg", ".tox", ".venv")  # neither copied nor hashed
+_IGNORED = shutil.ignore_patterns(*_SKIPPED_FOLDERS, "*.pyc")
 
 
 class EnvironmentBuildError(Exception):
@@ -160,7 +161,7 @@ def _source_key(project: Project) -> str:
 
 def _walk_files(root: Path) -> Iterator[Path]:
     for folder, dirs, files in os.walk(root):
-        dirs[:] = [d for d in dirs if d not in {"__pycache__", ".git", ".hg", ".tox", ".venv"}]
+        dirs[:] = [d for d in dirs if d not in _SKIPPED_FOLDERS]
         yield from (Path(folder) / name for name in files if not name.endswith(".pyc"))
 
 
