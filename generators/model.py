@@ -118,14 +118,26 @@ class ModelGenerator:
 
     def generate(self, problems: Sequence[Problem], samples: int | None) -> dict[str, list[str]]:
         n = DEFAULT_SAMPLES if samples is None else samples
-        stop = STOP_SEQUENCES if self.backend.continues else ()
-        sampling = dataclasses.replace(self.settings.sampling, stop=stop)
+        prompts = {problem.id: build_prompt(problem, self.settings.style, self.settings.level) for problem in problems}
+        completions = self._complete(prompts, n, self.settings.sampling)
+        if self.settings.save_to is not None:
+            write_completions(self.settings.save_to, completions)
+        return completions
+
+    def revise(self, prompts: Mapping[str, Prompt]) -> dict[str, str]:
+        """One greedy answer to each debugging prompt, as the paper's debugging rounds ask."""
+        greedy = dataclasses.replace(self.settings.sampling, temperature=0.0, top_p=1.0)
+        return {name: texts[0] for name, texts in self._complete(prompts, 1, greedy).items()}
+
+    def _complete(self, prompts: Mapping[str, Prompt], n: int, sampling: Sampling) -> dict[str, list[str]]:
+        """``n`` completions of each prompt: what the cache holds, and the rest from the backend."""
+        sampling = dataclasses.replace(sampling, stop=STOP_SEQUENCES if self.backend.continues else ())
         keys: dict[str, str] = {}
         requests: dict[str, Any] = {}  # one per distinct prompt
-        for problem in problems:
-            rendered = self.backend.render(build_prompt(problem, self.settings.style, self.settings.level))
+        for name, prompt in prompts.items():
+            rendered = self.backend.render(prompt)
             key = cache_key({**self.backend.identity, "prompt": rendered, **dataclasses.asdict(sampling)})
-            keys[problem.id], requests[key] = key, rendered
+            keys[name], requests[key] = key, rendered
         stored = {key: self.cache.get(key) for key in requests}
         missing: dict[int, list[str]] = defaultdict(list)  # how many more samples -> the prompts that need them
         for key, texts in stored.items():
@@ -134,13 +146,10 @@ class ModelGenerator:
         for count, group in missing.items():
             for index, texts in self.backend.complete([requests[key] for key in group], count, sampling):
                 stored[group[index]] = self.cache.add(group[index], texts)
-        short = [problem for problem, key in keys.items() if len(stored[key]) < n]
+        short = [name for name, key in keys.items() if len(stored[key]) < n]
         if short:
             raise GenerationError(f"the model gave fewer than {n} completions for {', '.join(short)}")
-        completions = {problem: stored[key][:n] for problem, key in keys.items()}
-        if self.settings.save_to is not None:
-            write_completions(self.settings.save_to, completions)
-        return completions
+        return {name: stored[key][:n] for name, key in keys.items()}
 
 
 def require(*packages: str, extra: str, hint: str = "") -> None:

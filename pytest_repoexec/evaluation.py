@@ -10,7 +10,7 @@ from .candidate import Candidate, candidate_module, dependency_share, make_candi
 from .environment import ProjectEnv
 from .executor import Executor, SampleRun, module_file
 from .problem import Problem
-from .results import SampleResult, verdict
+from .results import SampleResult, first_failure, verdict
 
 
 @dataclass(frozen=True)
@@ -33,6 +33,9 @@ def evaluate(problem: Problem, sample: int, completion: str, env: ProjectEnv, ex
         else:
             run = executor.run(env, problem, module)
             passed_tests, error_type = verdict(run, problem.test_count)
+    failed_test, error_log = None, None
+    if error_type is not None:
+        failed_test, error_log = first_failure(run, error_type) if run else (None, f"{error_type}: {candidate.error}")
     result = SampleResult(
         problem=problem.id,
         project=problem.project.name,
@@ -45,5 +48,7 @@ def evaluate(problem: Problem, sample: int, completion: str, env: ProjectEnv, ex
         duration=run.duration if run else 0.0,
         known_failure=problem.known_failure,
         empty=candidate.empty,
+        failed_test=failed_test,
+        error_log=error_log,
     )
     return Evaluation(result, candidate, run)

@@ -18,7 +18,8 @@ import pytest
 
 from . import hookspecs
 from .environment import EnvironmentBuildError, Environments, ProjectEnv, default_cache_dir
-from .evaluation import evaluate
+from .debugging import Reviser, run_rounds
+from .evaluation import Evaluation, evaluate
 from .executor import ProblemLayoutError, SubprocessExecutor
 from .failure import SampleFailed, describe_failure
 from .generation import GenerationError, GeneratorRegistry, read_completions, write_completions
@@ -32,7 +33,7 @@ from .problem import (
     load_project,
 )
 from .report import ResultsCollector
-from .results import USER_PROPERTY
+from .results import SAMPLE_PROPERTY, USER_PROPERTY
 
 HANDOFF_KEY = "repoexec_completions"
 state_key = pytest.StashKey["RepoexecState"]()
@@ -54,6 +55,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="limit for each inner test (default 5)")
     group.addoption("--repoexec-sample-timeout", type=float, default=120.0, metavar="SECONDS",
                     help="wall-clock limit for all the tests of one sample (default 120)")
+    group.addoption("--repoexec-debug-rounds", type=int, default=0, metavar="R",
+                    help="send failing samples back to the model R times with the test and error (the paper: 3)")
 
 
 class RepoexecState:
@@ -79,6 +82,8 @@ def pytest_configure(config: pytest.Config) -> None:
     n = config.getoption("repoexec_n")
     if n is not None and n < 1:
         raise pytest.UsageError(f"--repoexec-n must be at least 1, got {n}")
+    if config.getoption("repoexec_debug_rounds") < 0:
+        raise pytest.UsageError("--repoexec-debug-rounds must be 0 or more")
     config.stash[state_key] = RepoexecState(config)
     if not hasattr(config, "workerinput"):
         config.pluginmanager.register(ResultsCollector(config), "repoexec-results")
@@ -113,6 +118,13 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     empty = [problem.id for problem in problems if not state.completions.get(problem.id)]
     if empty:
         raise pytest.UsageError(f"--repoexec-model={spec} gave no completion for {', '.join(empty)}")
+    if config.getoption("repoexec_debug_rounds"):
+        if not hasattr(generator, "revise"):
+            raise pytest.UsageError(
+                f"--repoexec-debug-rounds needs a model to answer the debugging prompts; {spec} cannot "
+                "(use a model generator: openai:, hf:, vllm: or an alias)"
+            )
+        config.pluginmanager.register(DebugPhase(config, generator), "repoexec-debugging")
 
 
 def _discover(config: pytest.Config, state: RepoexecState) -> list[Problem]:
@@ -195,6 +207,7 @@ class SampleItem(pytest.Item):
         self.sample = sample
         self.completion = completion
         self.env: ProjectEnv | None = None
+        self.user_properties.append((SAMPLE_PROPERTY, problem.id))
 
     def setup(self) -> None:
         self.env = self.config.stash[state_key].environments.get(self.problem.project)
@@ -217,3 +230,37 @@ class SampleItem(pytest.Item):
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
         return self.path, None, f"{self.problem.id} sample {self.sample}"
+
+
+class DebugPhase:
+    """The controller's debugging rounds, after every item has run and before the results are reported."""
+
+    def __init__(self, config: pytest.Config, reviser: Reviser) -> None:
+        self.config, self.reviser = config, reviser
+
+    @pytest.hookimpl(tryfirst=True)  # before the results collector writes its report
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        if exitstatus == pytest.ExitCode.INTERRUPTED:
+            return
+        config, state = self.config, self.config.stash[state_key]
+        collector: ResultsCollector = config.pluginmanager.get_plugin("repoexec-results")
+        problems = {problem.id: problem for problem in state.problems.values()}
+        start = [(result, state.completions[result.problem][result.sample]) for result in collector.ordered()]
+        for project in {problems[result.problem].project for result, _ in start if not result.passed}:
+            state.environments.get(project)  # built once here, not by several threads at once
+        reporter = config.pluginmanager.get_plugin("terminalreporter")
+
+        def judge(problem: Problem, sample: int, completion: str) -> Evaluation:
+            return evaluate(problem, sample, completion, state.environments.get(problem.project), state.executor)
+
+        rounds = run_rounds(
+            config.getoption("repoexec_debug_rounds"), problems, start, self.reviser, judge,
+            config.getoption("repoexec_context", "full"), config.getoption("numprocesses", None) or 1,
+            progress=lambda line: reporter and reporter.write_line(f"repoexec: {line}"),
+        )
+        try:
+            for finished, revisions in rounds:
+                collector.rounds.append(finished)
+                collector.revisions += revisions
+        except GenerationError as exc:
+            collector.debug_error = f"the debugging rounds stopped: {exc}"

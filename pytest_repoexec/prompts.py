@@ -59,6 +59,34 @@ def build_prompt(problem: Problem, style: str = "base", level: str = "full") -> 
     raise ValueError(f"unknown prompt style {style!r}; expected one of {', '.join(PROMPT_STYLES)}")
 
 
+_DEBUG = """\
+{context}
+# {dependencies} {instruction}
+# Here is the current solution.
+{solution}
+# When executing the below test case.
+{test_case}
+# The provided python code solution fails the test with the following errors, please correct them.
+{error_log}
+# Please provide the modified code for me to review and provide feedback.
+{target}"""
+
+
+def debug_prompt(problem: Problem, level: str, solution: str, test_case: str, error_log: str) -> Prompt:
+    """The paper's debugging prompt (Appendix F): the failing solution, the test it fails and the error, then
+    the target's header again, which the answer continues as a BasePrompt's does."""
+    text = _DEBUG.format(
+        context=problem.context(level).strip(),
+        dependencies=_DEPENDENCIES.format(name=problem.function_name),
+        instruction=_INSTRUCTION.format(signature=_one_line(problem.signature), docstring=problem.docstring or ""),
+        solution=solution.strip("\n"),
+        test_case=test_case.strip("\n"),
+        error_log=error_log.strip("\n"),
+        target=header(problem),
+    )
+    return Prompt(None, text.lstrip("\n"))
+
+
 def _one_line(signature: str) -> str:
     """The ``def`` line of a signature without decorators or the final colon, for the instruction's text."""
     definition = signature[re.search(r"^[ \t]*(async[ \t]+)?def\b", signature, re.MULTILINE).start() :]

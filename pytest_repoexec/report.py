@@ -9,8 +9,9 @@ from typing import Any
 
 import pytest
 
+from .debugging import Revision, Round
 from .metrics import KS, Summary, error_counts, summarise
-from .results import USER_PROPERTY, SampleResult
+from .results import SAMPLE_PROPERTY, USER_PROPERTY, SampleResult
 
 
 class ResultsCollector:
@@ -20,11 +21,16 @@ class ResultsCollector:
         self.config = config
         self.results: dict[str, SampleResult] = {}
         self.errors: dict[str, str] = {}  # samples that could not run (environment, layout), by node id
+        self.rounds: list[Round] = []  # filled by the debugging phase, when there is one
+        self.revisions: list[Revision] = []
+        self.debug_error: str | None = None
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        for key, value in report.user_properties:
-            if key == USER_PROPERTY:
-                self.results[report.nodeid] = SampleResult.from_dict(value)
+        properties = dict(report.user_properties)
+        if SAMPLE_PROPERTY not in properties:
+            return  # not a sample: a plain test in the same session
+        if USER_PROPERTY in properties:
+            self.results[report.nodeid] = SampleResult.from_dict(properties[USER_PROPERTY])
         if report.failed and report.nodeid not in self.results:  # no verdict: the sample could not run
             crash = getattr(report.longrepr, "reprcrash", None)
             message = crash.message if crash else str(report.longrepr).strip()
@@ -52,6 +58,12 @@ class ResultsCollector:
         empty = sum(r.empty for r in self.ordered())
         if empty:
             terminalreporter.write_line(f"empty completions (a body of only a docstring or pass): {empty} samples")
+        if self.rounds:
+            terminalreporter.write_line("")
+            for line in render_rounds(self.rounds):
+                terminalreporter.write_line(line)
+        if self.debug_error:
+            terminalreporter.write_line(self.debug_error, red=True)
         known = self.known_failures()
         if known:
             terminalreporter.write_line(f"known failures (run as xfail, left out of the metrics): {len(known)} problems")
@@ -87,6 +99,16 @@ def render_table(results: list[SampleResult]) -> list[str]:
     return [lines[0], "-" * len(lines[0]), *lines[1:-1], "-" * len(lines[0]), lines[-1], "(metrics in percent)"]
 
 
+def render_rounds(rounds: list[Round]) -> list[str]:
+    """pass@1 and DIR after each debugging round, as the paper's Table 4 lays them out."""
+    lines = ["debugging rounds (greedy, one answer a round)", "round  revised  fixed  pass@1     DIR"]
+    for entry in rounds:
+        summary = summarise(entry.results)
+        lines.append(f"{entry.number:>5}  {entry.revised:>7}  {entry.fixed:>5}  "
+                     f"{_percent(summary.pass_at.get(1)):>6}  {_percent(summary.dir):>6}")
+    return lines
+
+
 def _row(name: str, summary: Summary) -> list[str]:
     low, high = summary.samples_per_problem
     per_problem = str(low) if low == high else f"{low}-{high}"
@@ -118,6 +140,19 @@ def write_report(path: Path, config: pytest.Config, collector: ResultsCollector)
         ],
         "not_run": [{"item": nodeid, "reason": reason} for nodeid, reason in collector.errors.items()],
     }
+    if collector.rounds or collector.debug_error:
+        report["debugging"] = {
+            "rounds": [
+                {"round": entry.number, "revised": entry.revised, "fixed": entry.fixed,
+                 "pass@1": summary.pass_at.get(1), "DIR": summary.dir}
+                for entry in collector.rounds for summary in [summarise(entry.results)]
+            ],
+            "revisions": [
+                {"round": revision.round, "completion": revision.completion, **revision.result.to_dict()}
+                for revision in collector.revisions
+            ],
+            "error": collector.debug_error,
+        }
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_name(path.name + ".partial")
     partial.write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")

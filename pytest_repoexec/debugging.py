@@ -1,0 +1,96 @@
+"""Multi-round debugging, as the paper's Appendix F: every failing sample goes back to the model with the test
+it fails and the error it got, and the model's one greedy answer takes its place; this repeats for a fixed
+number of rounds. Answers are judged by the same ``evaluate`` as the items, so a round's verdicts mean what
+the first run's do.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Protocol
+
+from . import syntax
+from .candidate import make_candidate
+from .evaluation import Evaluation
+from .problem import Problem
+from .prompts import Prompt, debug_prompt
+from .results import SampleResult
+
+Judge = Callable[[Problem, int, str], Evaluation]  # (problem, sample, completion) -> its evaluation
+SampleKey = tuple[str, int]  # (problem id, sample)
+
+
+class Reviser(Protocol):
+    """A generator that can also answer debugging prompts (the model generators can; replay cannot)."""
+
+    def revise(self, prompts: Mapping[str, Prompt]) -> Mapping[str, str]:
+        """One greedy answer to each prompt, by the prompt's name."""
+
+
+@dataclass(frozen=True)
+class Revision:
+    round: int
+    completion: str
+    result: SampleResult
+
+
+@dataclass(frozen=True)
+class Round:
+    number: int  # 0 is the first generation
+    results: tuple[SampleResult, ...]  # every sample's standing after this round
+    revised: int  # samples sent back to the model in this round
+    fixed: int  # of which now pass
+
+
+def run_rounds(
+    rounds: int,
+    problems: Mapping[str, Problem],
+    start: Sequence[tuple[SampleResult, str]],
+    reviser: Reviser,
+    judge: Judge,
+    level: str,
+    workers: int = 1,
+    progress: Callable[[str], None] = lambda line: None,
+) -> Iterator[tuple[Round, list[Revision]]]:
+    """Debug the failing samples of ``start`` (each result with its completion) for ``rounds`` rounds.
+
+    Yields each round as it ends (round 0 is ``start`` itself) with the answers the model gave in it, so that
+    a caller keeps the rounds already done when a later one cannot be asked.
+    """
+    standing: dict[SampleKey, tuple[SampleResult, str]] = {(r.problem, r.sample): (r, c) for r, c in start}
+    yield Round(0, tuple(result for result, _ in standing.values()), 0, 0), []
+    for number in range(1, rounds + 1):
+        failing = [key for key, (result, _) in standing.items() if not result.passed]
+        progress(f"debugging round {number}: {len(failing)} failing samples go back to the model")
+        prompts = {_name(key): prompt_for(problems[key[0]], *standing[key], level) for key in failing}
+        answers = reviser.revise(prompts) if prompts else {}
+        with ThreadPoolExecutor(max(1, workers)) as pool:
+            evaluations = list(pool.map(lambda key: judge(problems[key[0]], key[1], answers[_name(key)]), failing))
+        revisions = []
+        for key, evaluation in zip(failing, evaluations):
+            standing[key] = (evaluation.result, evaluation.candidate.completion)
+            revisions.append(Revision(number, evaluation.candidate.completion, evaluation.result))
+        fixed = sum(evaluation.result.passed for evaluation in evaluations)
+        yield Round(number, tuple(result for result, _ in standing.values()), len(failing), fixed), revisions
+
+
+def prompt_for(problem: Problem, result: SampleResult, completion: str, level: str) -> Prompt:
+    """The debugging prompt of one failing sample: its function, the test it failed first, the error log."""
+    candidate = make_candidate(problem, completion)
+    tests = problem.tests.read_text(encoding="utf-8")
+    test_case = None
+    if result.failed_test:
+        test_case = syntax.find_function(tests, result.failed_test.partition("[")[0])
+    return debug_prompt(
+        problem,
+        level,
+        solution=candidate.function or completion,
+        test_case=test_case or tests,  # a collection error or a timeout: every test is in question
+        error_log=result.error_log or result.error_type or "the tests failed",
+    )
+
+
+def _name(key: SampleKey) -> str:
+    return f"{key[0]}#{key[1]}"
