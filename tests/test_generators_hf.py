@@ -108,3 +108,15 @@ def test_a_whole_run_with_an_hf_model_folder(model_folder, mini, run_repoexec):
     )
     assert report is not None and len(report["samples"]) == 4
     assert report["metrics"]["pass@1"] == 0.0  # noise does not pass
+
+
+def test_revisions_are_greedy_whatever_the_runs_sampling(backend, problems, tmp_path):
+    generator = ModelGenerator(backend, Settings(cache=tmp_path, sampling=NOISE))
+    named = {problem.id: build_prompt(problem) for problem in problems}
+    torch.manual_seed(1)
+    first = generator.revise(named)
+    greedy = dataclasses.replace(NOISE, temperature=0.0, top_p=1.0)
+    expected = dict(backend.complete([backend.render(prompt) for prompt in named.values()], 1, greedy))
+    assert first == {name: expected[i][0] for i, name in enumerate(named)}
+    torch.manual_seed(2)
+    assert ModelGenerator(backend, Settings(cache=tmp_path / "other", sampling=NOISE)).revise(named) == first
