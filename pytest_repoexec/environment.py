@@ -37,7 +37,7 @@ from .problem import Project
 COMPLETE_MARKER = ".repoexec-complete"
 RUNTIME_PLUGIN = Path(__file__).with_name("runtime") / "repoexec_inner.py"
 # What the inner test run needs inside every project's virtualenv; copied from this interpreter, so no network.
-RUNTIME_DISTRIBUTIONS = ("pytest", "pytest-timeout")
+RUNTIME_DISTRIBUTIONS = ("pytest", "pytest-timeout", "coverage")
 _FAR_FUTURE = "2999-12-31T00:00:00Z"
 _DOWNLOAD_LAYOUT = "sdist+wheel"  # what a PyPI source is made of; part of its cache key
 _SKIPPED_FOLDERS = ("__pycache__", ".git", ".hg", ".tox", ".venv")  # neither copied nor hashed

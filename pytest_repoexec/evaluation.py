@@ -42,7 +42,7 @@ def evaluate(problem: Problem, sample: int, completion: str, env: ProjectEnv, ex
         sample=sample,
         passed=error_type is None,
         tests_passed=passed_tests,
-        tests_total=problem.test_count,
+        tests_total=problem.test_count - (run.deselected if run else 0),
         error_type=error_type,
         dir=dependency_share(problem, candidate),
         duration=run.duration if run else 0.0,

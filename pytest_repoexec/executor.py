@@ -17,7 +17,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from .environment import ProjectEnv
 from .problem import Problem
@@ -44,18 +44,33 @@ class TestOutcome:
 
 
 @dataclass(frozen=True)
+class RunOptions:
+    """What a run does beyond judging a sample once: what the admission gate and the assertion fixer ask."""
+
+    tests_source: str | None = None  # the test module to run instead of the problem's (an instrumented copy)
+    reruns: int = 1  # rounds of the whole session, in one process
+    coverage: bool = False  # line and branch coverage of the focal module
+    first_failure: bool = False  # stop at the first failing test (a mutant needs only one to be killed)
+
+
+@dataclass(frozen=True)
 class SampleRun:
-    tests: tuple[TestOutcome, ...]
+    tests: tuple[TestOutcome, ...]  # the first round's
     collect_errors: tuple[TestOutcome, ...]
     finished: bool  # the inner session reached its end and wrote its results
     timed_out: bool  # the whole sample ran past its wall-clock limit
     returncode: int
     output: str  # the tail of the run's stdout and stderr: for people, never parsed
     duration: float
+    deselected: int = 0  # quarantined tests left out
+    rerun_outcomes: tuple[dict[str, str], ...] = ()  # each later round's outcome of each test, by name
+    unstable: tuple[tuple[str, int], ...] = ()  # (test, assertion site) whose value changed between rounds
+    captures: tuple[dict[str, Any], ...] = ()  # the first round's captured assertion values
+    coverage: dict[str, Any] | None = None  # coverage.py's figures for the focal module
 
 
 class Executor(Protocol):
-    def run(self, env: ProjectEnv, problem: Problem, module_source: str) -> SampleRun: ...
+    def run(self, env: ProjectEnv, problem: Problem, module_source: str, options: RunOptions = ...) -> SampleRun: ...
 
 
 def module_file(import_root: Path, module: str) -> Path:
@@ -74,22 +89,26 @@ class SubprocessExecutor:
         self.test_timeout = test_timeout
         self.sample_timeout = sample_timeout
 
-    def run(self, env: ProjectEnv, problem: Problem, module_source: str) -> SampleRun:
+    def run(
+        self, env: ProjectEnv, problem: Problem, module_source: str, options: RunOptions = RunOptions()
+    ) -> SampleRun:
         focal = module_file(env.import_root, problem.module).relative_to(env.source_root)
         test_path = focal.parent / problem.tests.name
         if (env.source_root / test_path).exists():
             raise ProblemLayoutError(f"{test_path} already exists in project {problem.project.name}'s source")
+        tests = options.tests_source.encode("utf-8") if options.tests_source else problem.tests.read_bytes()
         with tempfile.TemporaryDirectory(prefix="repoexec-sample-") as scratch:
             sample_root = Path(scratch) / "root"
             overlay(
                 env.source_root,
                 sample_root,
-                {focal: module_source.encode("utf-8"), test_path: problem.tests.read_bytes()},
+                {focal: module_source.encode("utf-8"), test_path: tests},
             )
-            return self._run_pytest(env, problem, sample_root, test_path, Path(scratch))
+            return self._run_pytest(env, problem, sample_root, test_path, Path(scratch), focal, options)
 
     def _run_pytest(
-        self, env: ProjectEnv, problem: Problem, sample_root: Path, test_path: Path, scratch: Path
+        self, env: ProjectEnv, problem: Problem, sample_root: Path, test_path: Path, scratch: Path, focal: Path,
+        options: RunOptions,
     ) -> SampleRun:
         results = scratch / "results.json"
         config = scratch / "pytest.ini"
@@ -104,7 +123,14 @@ class SubprocessExecutor:
             f"--repoexec-results={results}",
             "-c", str(config), f"--rootdir={root}", "--noconftest", "-p", "no:cacheprovider",
             "-q", "--tb=short", "-rN", "--color=no",
+            *(f"--repoexec-deselect={name}" for name in problem.quarantine),
         ]
+        if options.reruns > 1:
+            command.append(f"--repoexec-reruns={options.reruns}")
+        if options.coverage:
+            command.append(f"--repoexec-coverage=*/{focal}")  # wherever the tests see the source
+        if options.first_failure:
+            command.append("-x")
         bwrap = shutil.which("bwrap")
         if bwrap:  # the environment's checks make sure it is there when the project mounts its source
             command = [bwrap, *_binds(env, problem, sample_root, root, workdir), "--die-with-parent", *command]
@@ -125,7 +151,7 @@ class SubprocessExecutor:
             )
             timed_out = False
             try:
-                process.wait(timeout=self.sample_timeout)
+                process.wait(timeout=self.sample_timeout * options.reruns)
             except subprocess.TimeoutExpired:
                 timed_out = True
             finally:
@@ -175,6 +201,11 @@ def _read_results(path: Path, timed_out: bool, returncode: int, output: str, dur
         returncode=returncode,
         output=output,
         duration=duration,
+        deselected=data.get("deselected", 0),
+        rerun_outcomes=tuple(data.get("rerun_outcomes", ())),
+        unstable=tuple((test, site) for test, site in data.get("unstable", ())),
+        captures=tuple(data.get("captures", ())),
+        coverage=data.get("coverage"),
     )
 
 

@@ -22,6 +22,8 @@ from .debugging import Reviser, run_rounds
 from .evaluation import Evaluation, evaluate
 from .executor import ProblemLayoutError, SubprocessExecutor
 from .failure import SampleFailed, describe_failure
+from .fixer import FIX_PROPERTY, FixError, fix_assertions
+from .gate import GATE_ITEM_PROPERTY, GATE_PROPERTY, GateSettings, check
 from .generation import GenerationError, GeneratorRegistry, read_completions, write_completions
 from .problem import (
     PROBLEM_MANIFEST,
@@ -32,7 +34,7 @@ from .problem import (
     load_problem,
     load_project,
 )
-from .report import ResultsCollector
+from .report import GateCollector, ResultsCollector
 from .results import SAMPLE_PROPERTY, USER_PROPERTY
 
 HANDOFF_KEY = "repoexec_completions"
@@ -55,6 +57,18 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="limit for each inner test (default 5)")
     group.addoption("--repoexec-sample-timeout", type=float, default=120.0, metavar="SECONDS",
                     help="wall-clock limit for all the tests of one sample (default 120)")
+    group.addoption("--repoexec-validate", action="store_true",
+                    help="run the admission gate on each problem's reference instead of scoring a model")
+    group.addoption("--repoexec-fix-assertions", action="store_true",
+                    help="rewrite failing expected values with the reference's output, then run the gate")
+    group.addoption("--repoexec-reruns", type=int, default=10, metavar="N",
+                    help="gate: runs of each test to find flaky ones (default 10)")
+    group.addoption("--repoexec-min-coverage", type=float, default=40.0, metavar="PERCENT",
+                    help="gate: least line coverage of the function by its tests (default 40)")
+    group.addoption("--repoexec-min-mutation", type=float, default=None, metavar="PERCENT",
+                    help="gate: least share of mutants killed (default: reported, not enforced)")
+    group.addoption("--repoexec-mutants", type=int, default=10, metavar="N",
+                    help="gate: at most N mutants of each reference (default 10; 0: none)")
     group.addoption("--repoexec-debug-rounds", type=int, default=0, metavar="R",
                     help="send failing samples back to the model R times with the test and error (the paper: 3)")
 
@@ -84,9 +98,22 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(f"--repoexec-n must be at least 1, got {n}")
     if config.getoption("repoexec_debug_rounds") < 0:
         raise pytest.UsageError("--repoexec-debug-rounds must be 0 or more")
+    if config.getoption("repoexec_reruns") < 2:
+        raise pytest.UsageError("--repoexec-reruns must be at least 2: flakiness shows between runs")
+    if config.getoption("repoexec_mutants") < 0:
+        raise pytest.UsageError("--repoexec-mutants must be 0 or more")
     config.stash[state_key] = RepoexecState(config)
     if not hasattr(config, "workerinput"):
         config.pluginmanager.register(ResultsCollector(config), "repoexec-results")
+        if _gate_mode(config):
+            config.pluginmanager.register(GateCollector(config), "repoexec-gate")
+
+
+def _gate_mode(config: pytest.Config) -> str | None:
+    """"fix" or "validate" when the run checks problems instead of scoring a model."""
+    if config.getoption("repoexec_fix_assertions"):
+        return "fix"
+    return "validate" if config.getoption("repoexec_validate") else None
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -103,7 +130,7 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         state.completions = read_completions(Path(handoff)) if handoff else {}
         return
     problems = _discover(config, state)
-    if not problems:
+    if not problems or _gate_mode(config):
         return
     registry = GeneratorRegistry()
     config.hook.pytest_repoexec_add_generators(registry=registry)
@@ -180,6 +207,13 @@ class ProblemFile(pytest.File):
     def collect(self) -> Iterator[SampleItem]:
         state = self.config.stash[state_key]
         problem = state.problem(self.path.resolve())
+        if _gate_mode(self.config):
+            item = GateItem.from_parent(self, name=problem.name, problem=problem)
+            item.add_marker(pytest.mark.xdist_group(name=problem.project.name))
+            if problem.known_failure:
+                item.add_marker(pytest.mark.xfail(reason=f"known failure: {problem.known_failure}", strict=False))
+            yield item
+            return
         completions = state.completions.get(problem.id)
         if completions is None:
             raise ManifestError(self.path, "(completions)", f"no completions were generated for {problem.id}")
@@ -264,3 +298,52 @@ class DebugPhase:
                 collector.revisions += revisions
         except GenerationError as exc:
             collector.debug_error = f"the debugging rounds stopped: {exc}"
+
+
+class GateItem(pytest.Item):
+    """A problem's admission gate (``--repoexec-validate``), after its fixer (``--repoexec-fix-assertions``)."""
+
+    def __init__(self, *, problem: Problem, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.problem = problem
+        self.user_properties.append((GATE_ITEM_PROPERTY, problem.id))
+
+    def runtest(self) -> None:
+        config, state = self.config, self.config.stash[state_key]
+        env = state.environments.get(self.problem.project)
+        problem = self.problem
+        if _gate_mode(config) == "fix":
+            try:
+                fixed = fix_assertions(problem, env, state.executor)
+            except FixError as exc:
+                raise GateFailed([f"the assertion fixer: {exc}"]) from None
+            self.user_properties.append((FIX_PROPERTY, fixed.to_dict()))
+            problem = load_problem(problem.manifest)  # the test module and count the fixer wrote
+        settings = GateSettings(
+            reruns=config.getoption("repoexec_reruns"),
+            min_coverage=config.getoption("repoexec_min_coverage"),
+            min_mutation=config.getoption("repoexec_min_mutation"),
+            mutants=config.getoption("repoexec_mutants"),
+        )
+        result = check(problem, env, state.executor, settings)
+        self.user_properties.append((GATE_PROPERTY, result.to_dict()))
+        if not result.passed:
+            raise GateFailed(list(result.reasons))
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException]) -> str:  # type: ignore[override]
+        if isinstance(excinfo.value, GateFailed):
+            return f"{self.problem.id} fails the admission gate:\n" + "\n".join(
+                f"  - {reason}" for reason in excinfo.value.reasons
+            )
+        if isinstance(excinfo.value, (EnvironmentBuildError, ProblemLayoutError, ManifestError)):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo)
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        return self.path, None, f"{self.problem.id} admission gate"
+
+
+class GateFailed(Exception):
+    def __init__(self, reasons: list[str]) -> None:
+        super().__init__("; ".join(reasons))
+        self.reasons = reasons

@@ -19,6 +19,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
 from . import syntax
+from .safety import KINDS as SAFETY_KINDS
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -82,6 +83,8 @@ class Problem:
     number: int | None = None
     timeout: float | None = None
     known_failure: str | None = None  # why the reference cannot pass here; such problems stay out of the metrics
+    quarantine: tuple[str, ...] = ()  # flaky tests, left out of every run (a function name takes all its cases)
+    allow: tuple[str, ...] = ()  # kinds of safety findings the admission gate accepts for this problem
     prompt_overrides: dict[str, str] = field(default_factory=dict, compare=False, hash=False)
 
     @property
@@ -245,7 +248,7 @@ def _load_source(fields: _Fields, project_dir: Path) -> Source:
 
 _PROBLEM_FIELDS = {
     "module", "entry_point", "test_count", "number", "tests", "expected", "timeout", "dependencies",
-    "reference", "prompt", "known_failure",
+    "reference", "prompt", "known_failure", "quarantine", "allow",
 }
 
 
@@ -290,6 +293,14 @@ def load_problem(manifest: Path) -> Problem:
     overrides = {key: prompt.get(key, str) for key in ("signature", "docstring") if key in prompt.table}
     overrides |= {key: context.get(key, str) for key in ("medium", "small") if key in context.table}
 
+    quarantine = _names(fields, "quarantine")
+    if len(quarantine) >= test_count:
+        raise fields.error("quarantine", f"leaves none of the {test_count} tests to run")
+    allow = _names(fields, "allow")
+    unknown = sorted(set(allow) - set(SAFETY_KINDS))
+    if unknown:
+        raise fields.error("allow", f"unknown kinds {unknown}; known: {', '.join(SAFETY_KINDS)}")
+
     if "dependencies" in fields.table:
         dependencies = fields.get("dependencies", list)
         if not all(isinstance(name, str) for name in dependencies):
@@ -312,8 +323,17 @@ def load_problem(manifest: Path) -> Problem:
         number=number,
         timeout=float(timeout) if timeout is not None else None,
         known_failure=fields.get("known_failure", str, None),
+        quarantine=quarantine,
+        allow=allow,
         prompt_overrides=overrides,
     )
+
+
+def _names(fields: _Fields, key: str) -> tuple[str, ...]:
+    names = fields.get(key, list, [])
+    if not all(isinstance(name, str) and name for name in names):
+        raise fields.error(key, "expected a list of names")
+    return tuple(names)
 
 
 def _check_reference(fields: _Fields, reference: str, function_name: str) -> None:

@@ -10,6 +10,8 @@ from typing import Any
 import pytest
 
 from .debugging import Revision, Round
+from .fixer import FIX_PROPERTY, FixResult
+from .gate import GATE_ITEM_PROPERTY, GATE_PROPERTY, GateResult
 from .metrics import KS, Summary, error_counts, summarise
 from .results import SAMPLE_PROPERTY, USER_PROPERTY, SampleResult
 
@@ -153,7 +155,113 @@ def write_report(path: Path, config: pytest.Config, collector: ResultsCollector)
             ],
             "error": collector.debug_error,
         }
+    _write_json(path, report)
+
+
+class GateCollector:
+    """The controller's view of an admission-gate run: each problem's verdict, the means, the fixer's diffs."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        self.results: dict[str, GateResult] = {}
+        self.known: set[str] = set()  # problems whose reference is known to fail here (run as xfail)
+        self.fixes: dict[str, FixResult] = {}
+        self.errors: dict[str, str] = {}  # problems whose gate could not run, or that the fixer gave up on
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        properties = dict(report.user_properties)
+        if GATE_PROPERTY in properties:
+            result = GateResult.from_dict(properties[GATE_PROPERTY])
+            self.results[result.problem] = result
+            if hasattr(report, "wasxfail"):
+                self.known.add(result.problem)
+        if FIX_PROPERTY in properties:
+            fix = FixResult.from_dict(properties[FIX_PROPERTY])
+            self.fixes[fix.problem] = fix
+        if GATE_ITEM_PROPERTY in properties and report.failed and GATE_PROPERTY not in properties:
+            crash = getattr(report.longrepr, "reprcrash", None)
+            self.errors[report.nodeid] = (crash.message if crash else str(report.longrepr)).strip()[:2000]
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        for fix in self.fixes.values():
+            terminalreporter.write_sep("-", f"assertion fixer: {fix.problem}")
+            for line in [*fix.fixed, *(f"removed {entry}" for entry in fix.removed)]:
+                terminalreporter.write_line(f"  {line}")
+            terminalreporter.write_line(fix.diff.rstrip() or "  (nothing to change)")
+        if not self.results and not self.errors:
+            return
+        terminalreporter.write_sep("=", "repoexec: admission gate")
+        for line in render_gate(list(self.results.values()), self.known):
+            terminalreporter.write_line(line)
+        for nodeid, message in self.errors.items():
+            terminalreporter.write_line(f"not checked: {nodeid}: {message.splitlines()[0][:200]}")
+        path = self.config.getoption("repoexec_report")
+        if path:
+            terminalreporter.write_line(f"report: {path}")
+
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        path = self.config.getoption("repoexec_report")
+        if not path or not (self.results or self.errors):
+            return
+        results = sorted(self.results.values(), key=lambda r: r.problem)
+        report = {
+            "mode": "fix-assertions" if self.fixes else "validate",
+            "summary": gate_summary(results, self.known),
+            "problems": [result.to_dict() | {"known_failure": result.problem in self.known} for result in results],
+            "fixes": [fix.to_dict() for fix in self.fixes.values()],
+            "not_checked": [{"item": nodeid, "reason": reason} for nodeid, reason in self.errors.items()],
+        }
+        _write_json(Path(self.config.invocation_params.dir, path), report)
+
+
+def gate_summary(results: list[GateResult], known: set[str]) -> dict[str, Any]:
+    """Counts and means over the problems that count (known failures left out)."""
+    counted = [result for result in results if result.problem not in known]
+    return {
+        "problems": len(counted),
+        "admitted": sum(result.passed for result in counted),
+        "rejected": sum(not result.passed for result in counted),
+        "known_failures": len(results) - len(counted),
+        "mean_line_coverage": _mean([r.line_coverage for r in counted if r.line_coverage is not None]),
+        "mean_branch_coverage": _mean([r.branch_coverage for r in counted if r.branch_coverage is not None]),
+        "mean_mutation_score": _mean([r.mutation_score for r in counted if r.mutation_score is not None]),
+        "flaky_tests": sum(len(result.flaky) for result in counted),
+    }
+
+
+def render_gate(results: list[GateResult], known: set[str]) -> list[str]:
+    header = ["problem", "verdict", "line%", "branch%", "mutants killed%", "flaky", "reasons"]
+    rows = []
+    for result in sorted(results, key=lambda r: r.problem):
+        verdict = "known failure" if result.problem in known else "admitted" if result.passed else "REJECTED"
+        reasons = "; ".join(result.reasons)
+        rows.append([result.problem, verdict, _figure(result.line_coverage), _figure(result.branch_coverage),
+                     _figure(result.mutation_score) + (f" of {result.mutants}" if result.mutants else ""),
+                     ", ".join(result.flaky) or "-", reasons[:160] + ("…" if len(reasons) > 160 else "") or "-"])
+    widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header) - 1)]
+    lines = ["  ".join([*(cell.ljust(w) for cell, w in zip(row[:-1], widths)), row[-1]]) for row in [header, *rows]]
+    summary = gate_summary(results, known)
+    lines += [
+        "-" * min(len(lines[0]), 120),
+        f"{summary['admitted']} of {summary['problems']} problems admitted"
+        + (f" ({summary['known_failures']} known failures not counted)" if summary["known_failures"] else ""),
+        f"mean coverage of the function: lines {_figure(summary['mean_line_coverage'])}%, "
+        f"branches {_figure(summary['mean_branch_coverage'])}%; "
+        f"mean mutation score {_figure(summary['mean_mutation_score'])}%",
+    ]
+    return lines
+
+
+def _figure(value: float | None) -> str:
+    return "-" if value is None else f"{value:.1f}"
+
+
+def _mean(values: list[float]) -> float | None:
+    return sum(values) / len(values) if values else None
+
+
+def _write_json(path: Path, data: dict[str, Any]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_name(path.name + ".partial")
-    partial.write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
+    partial.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
     os.replace(partial, path)

@@ -1,0 +1,178 @@
+"""The admission gate: whether a problem's tests are fit to judge candidates, and why not.
+
+A problem is admitted when its tests are sane (they call the function and assert something about it), its
+reference and tests do nothing destructive, the reference passes, every test gives the same outcome and the
+same compared values over several runs, the tests cover the function well enough, and they fail when the
+function's body is replaced by ``pass``. The mutation score is reported beside coverage, with a threshold
+only when asked for. Runs are those of ``executor.py``: the project's virtualenv, the sandbox, the timeouts.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from . import testmodule
+from .candidate import Candidate, candidate_module
+from .environment import ProjectEnv
+from .executor import Executor, RunOptions, SampleRun, module_file
+from .mutation import mutants, pass_body
+from .problem import Problem
+from .results import first_failure, verdict
+from .safety import scan
+
+GATE_PROPERTY = "repoexec-gate"  # the key under which a problem's gate result rides on its report
+GATE_ITEM_PROPERTY = "repoexec-gate-item"  # on every gate item's reports: tells them from other tests'
+
+
+@dataclass(frozen=True)
+class GateSettings:
+    reruns: int = 10
+    min_coverage: float = 40.0  # percent of the function's lines
+    min_mutation: float | None = None  # percent of mutants killed; None: reported, not enforced
+    mutants: int = 10  # at most this many mutants (besides the `pass` body)
+
+
+@dataclass(frozen=True)
+class GateResult:
+    problem: str
+    reasons: tuple[str, ...]  # empty when the problem is admitted
+    line_coverage: float | None = None  # percent of the function's lines run by the tests
+    branch_coverage: float | None = None  # percent of its branches; None when it has none
+    mutation_score: float | None = None  # percent of mutants killed
+    mutants: int = 0
+    flaky: tuple[str, ...] = ()
+    quarantined: tuple[str, ...] = ()
+    findings: tuple[str, ...] = ()  # safety findings, the allowed ones included
+    seconds: dict[str, float] = field(default_factory=dict)  # time spent: reference runs, mutants
+
+    @property
+    def passed(self) -> bool:
+        return not self.reasons
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self) | {"passed": self.passed}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> GateResult:
+        data = {key: value for key, value in data.items() if key != "passed"}
+        return cls(**{key: tuple(value) if isinstance(value, list) else value for key, value in data.items()})
+
+
+def check(problem: Problem, env: ProjectEnv, executor: Executor, settings: GateSettings) -> GateResult:
+    reasons: list[str] = []
+    tests = problem.tests.read_text(encoding="utf-8")
+    module = module_file(env.import_root, problem.module).read_text(encoding="utf-8")
+    sane = testmodule.sanity_problems(tests, problem.function_name)
+    reasons += [f"test sanity: {line}" for line in sane]
+
+    findings = scan(problem.reference, "reference", _function_lines(module, problem.entry_point)[0])
+    if not sane or "does not parse" not in sane[0]:
+        findings += scan(tests, problem.tests.name)
+    reasons += [f"unsafe: {finding}" for finding in findings if finding.kind not in problem.allow]
+
+    sites = testmodule.assertion_sites(tests, problem.function_name) if not sane or "parse" not in sane[0] else []
+    options = RunOptions(tests_source=testmodule.instrument(tests, sites), reruns=settings.reruns, coverage=True)
+    run = executor.run(env, problem, module, options)
+    _, error = verdict(run, problem.test_count)
+    if error:
+        test, log = first_failure(run, error)
+        reasons.append(f"the reference fails: {error}" + (f" in {test}" if test else "") + f": {_last_line(log)}")
+    flaky = flaky_tests(run)
+    if flaky:
+        listed = ", ".join(f'"{name}"' for name in flaky)
+        reasons.append(f"flaky over {settings.reruns} runs: {', '.join(flaky)} (to leave them out of scoring, add "
+                       f"quarantine = [{listed}] to {problem.manifest.name})")
+    line, branch = function_coverage(run, module, problem)
+    if run.finished and (line is None or line < settings.min_coverage):
+        figure = "not measured" if line is None else f"{line:.1f}%"
+        reasons.append(f"coverage of {problem.function_name}: {figure}, under --repoexec-min-coverage={settings.min_coverage:g}")
+    seconds = {"reference": round(run.duration, 3)}
+
+    score, count = None, 0
+    if not error:
+        mutation_reasons, score, count, seconds["mutants"] = _mutation(problem, env, executor, module, settings)
+        reasons += mutation_reasons
+    return GateResult(
+        problem=problem.id, reasons=tuple(reasons), line_coverage=line, branch_coverage=branch,
+        mutation_score=score, mutants=count, flaky=tuple(flaky), quarantined=problem.quarantine,
+        findings=tuple(str(finding) for finding in findings), seconds=seconds,
+    )
+
+
+def flaky_tests(run: SampleRun) -> list[str]:
+    """Tests whose outcome differs between rounds, or whose compared values do."""
+    first = {test.name: test.outcome for test in run.tests}
+    names = {name for name in first if any(outcomes.get(name) != first[name] for outcomes in run.rerun_outcomes)}
+    names |= {test for test, _ in run.unstable}
+    return sorted(names)
+
+
+def function_coverage(run: SampleRun, module: str, problem: Problem) -> tuple[float | None, float | None]:
+    """(line, branch) coverage in percent of the function's body, from coverage.py's figures for its module."""
+    files = (run.coverage or {}).get("files", {})
+    path = "/" + problem.module.replace(".", "/")
+    measured = next((entry for name, entry in files.items()  # names are relative to the working directory
+                     if ("/" + name).endswith((path + ".py", path + "/__init__.py"))), None)
+    if measured is None:
+        return None, None
+    first, last = _function_lines(module, problem.entry_point, body=True)
+    inside = range(first, last + 1)
+    executed = sum(line in inside for line in measured["executed_lines"])
+    missing = sum(line in inside for line in measured["missing_lines"])
+    taken = sum(start in inside for start, _ in measured["executed_branches"])
+    untaken = sum(start in inside for start, _ in measured["missing_branches"])
+    line = 100 * executed / (executed + missing) if executed + missing else None
+    branch = 100 * taken / (taken + untaken) if taken + untaken else None
+    return line, branch
+
+
+def _function_lines(module: str, qualname: str, body: bool = False) -> tuple[int, int]:
+    """The first and last line of a function in its module: from its header, or from its first statement
+    after the docstring (the header runs at import, tested or not)."""
+    scope: ast.AST = testmodule.parse(module)
+    node = None
+    for part in qualname.split("."):
+        found = [child for child in ast.walk(scope) if isinstance(child, (ast.ClassDef, ast.FunctionDef,
+                                                                          ast.AsyncFunctionDef)) and child.name == part]
+        if not found:
+            return 1, 0
+        scope = node = found[-1]
+    statements = node.body
+    if body and len(statements) > 1 and isinstance(statements[0], ast.Expr) and isinstance(
+        getattr(statements[0], "value", None), ast.Constant
+    ) and isinstance(statements[0].value.value, str):
+        statements = statements[1:]
+    start = statements[0].lineno if body else min([node.lineno, *(d.lineno for d in node.decorator_list)])
+    return start, node.end_lineno
+
+
+def _mutation(
+    problem: Problem, env: ProjectEnv, executor: Executor, module: str, settings: GateSettings
+) -> tuple[list[str], float | None, int, float]:
+    """Reasons, the mutation score, the number of mutants and the time they took."""
+    reasons, seconds = [], 0.0
+
+    def survives(function: str) -> bool:
+        nonlocal seconds
+        run = executor.run(env, problem, candidate_module(problem, module, Candidate("", function)),
+                           RunOptions(first_failure=True))
+        seconds += run.duration
+        return verdict(run, problem.test_count)[1] is None
+
+    if survives(pass_body(problem.reference)):
+        reasons.append(f"the tests pass when {problem.function_name}'s body is `pass`")
+    found = mutants(problem.reference, settings.mutants) if settings.mutants else []
+    survivors = [mutant for mutant in found if survives(mutant.function)]
+    score = 100 * (len(found) - len(survivors)) / len(found) if found else None
+    if settings.min_mutation is not None and (score or 0) < settings.min_mutation:
+        shown = "; ".join(mutant.description for mutant in survivors[:3])
+        reasons.append(f"mutation score {score or 0:.0f}%, under --repoexec-min-mutation={settings.min_mutation:g} "
+                       f"(surviving: {shown})")
+    return reasons, score, len(found), round(seconds, 3)
+
+
+def _last_line(log: str) -> str:
+    lines = [line.strip() for line in log.strip().splitlines() if line.strip()]
+    return lines[-1][:200] if lines else ""
