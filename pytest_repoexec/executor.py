@@ -51,6 +51,7 @@ class RunOptions:
     reruns: int = 1  # rounds of the whole session, in one process
     coverage: bool = False  # line and branch coverage of the focal module
     first_failure: bool = False  # stop at the first failing test (a mutant needs only one to be killed)
+    expected: Path | None = None  # the expected-output folder to use instead of the problem's
 
 
 @dataclass(frozen=True)
@@ -141,7 +142,7 @@ class SubprocessExecutor:
             "PYTHONHASHSEED": "0",
             "PYTHONDONTWRITEBYTECODE": "1",
             "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
-            "REPOEXEC_EXPECTED": str(problem.expected),
+            "REPOEXEC_EXPECTED": str(options.expected or problem.expected),
         }
         started = time.monotonic()
         with (scratch / "output.txt").open("w+b") as output:

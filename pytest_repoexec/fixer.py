@@ -13,7 +13,10 @@ from __future__ import annotations
 import ast
 import base64
 import difflib
+import shutil
+import tempfile
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import Any
 
 import tomlkit
@@ -58,13 +61,38 @@ class FixResult:
 def fix_assertions(problem: Problem, env: ProjectEnv, executor: Executor) -> FixResult:
     """Rewrite the problem's tests until every remaining test passes against the reference."""
     original_tests = problem.tests.read_text(encoding="utf-8")
-    original_manifest = problem.manifest.read_text(encoding="utf-8")
     module = module_file(env.import_root, problem.module).read_text(encoding="utf-8")
-    source, fixed, removed, pickles = original_tests, [], {}, {}
+    with tempfile.TemporaryDirectory(prefix="repoexec-fixer-") as scratch:
+        expected = Path(scratch, "expected")  # the problem's pickles and the new ones, until all is settled
+        if problem.expected.is_dir():
+            shutil.copytree(problem.expected, expected)
+        source, fixed, removed, pickles, removed_items = _settle(problem, env, executor, module, expected)
+    original_manifest = problem.manifest.read_text(encoding="utf-8")
+    manifest = _with_test_count(original_manifest, problem.test_count - removed_items)
+    _write(problem, source, manifest, pickles)
+    diff = "".join([
+        *difflib.unified_diff(original_tests.splitlines(True), source.splitlines(True),
+                              str(problem.tests), str(problem.tests)),
+        *difflib.unified_diff(original_manifest.splitlines(True), manifest.splitlines(True),
+                              str(problem.manifest), str(problem.manifest)),
+        *(f"new file {problem.expected / name}\n" for name in pickles),
+    ])
+    return FixResult(problem.id, tuple(fixed), tuple(f"{name}: {why}" for name, why in removed.items()), diff)
+
+
+def _settle(
+    problem: Problem, env: ProjectEnv, executor: Executor, module: str, expected: Path
+) -> tuple[str, list[str], dict[str, str], dict[str, bytes], int]:
+    """Run, fix and remove until every test passes: (tests, fixed, removed, pickles, tests removed)."""
+    source = problem.tests.read_text(encoding="utf-8")
+    fixed: list[str] = []
+    removed: dict[str, str] = {}
+    pickles: dict[str, bytes] = {}
     removed_items = 0
     for _ in range(MAX_PASSES):
         sites = testmodule.assertion_sites(source, problem.function_name)
-        run = executor.run(env, problem, module, RunOptions(tests_source=testmodule.instrument(source, sites)))
+        options = RunOptions(tests_source=testmodule.instrument(source, sites), expected=expected)
+        run = executor.run(env, problem, module, options)
         if run.collect_errors or not run.finished:
             what = run.collect_errors[0].message if run.collect_errors else f"exit status {run.returncode}"
             raise FixError(f"{problem.tests.name} does not run against the reference: {what}")
@@ -90,24 +118,17 @@ def fix_assertions(problem: Problem, env: ProjectEnv, executor: Executor) -> Fix
             else:
                 name = f"{site.test}_{ordinal}.pkl"
                 pickles[name] = base64.b64decode(value["pickle"])
+                (expected / name).parent.mkdir(parents=True, exist_ok=True)
+                (expected / name).write_bytes(pickles[name])
                 replacements[site.expected] = f'_repoexec_expected("{name}")'
             fixed.append(f"{site.test} line {site.line}: {text} -> {replacements[site.expected]}")
         removed_items += sum(test.name.partition("[")[0] in dropped for test in run.tests)
         source = testmodule.remove_functions(testmodule.replace_spans(source, replacements), dropped)
+        if pickles and "def _repoexec_expected" not in source:
+            source = _add_loader(source)
     else:
         raise FixError(f"{problem.tests.name}: still failing after {MAX_PASSES} passes")
-    if pickles and "_repoexec_expected" not in original_tests:
-        source = _add_loader(source)
-    manifest = _with_test_count(original_manifest, problem.test_count - removed_items)
-    _write(problem, source, manifest, pickles)
-    diff = "".join([
-        *difflib.unified_diff(original_tests.splitlines(True), source.splitlines(True),
-                              str(problem.tests), str(problem.tests)),
-        *difflib.unified_diff(original_manifest.splitlines(True), manifest.splitlines(True),
-                              str(problem.manifest), str(problem.manifest)),
-        *(f"new file {problem.expected / name}\n" for name in pickles),
-    ])
-    return FixResult(problem.id, tuple(fixed), tuple(f"{name}: {why}" for name, why in removed.items()), diff)
+    return source, fixed, removed, pickles, removed_items
 
 
 class FixError(Exception):

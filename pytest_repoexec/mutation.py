@@ -38,7 +38,7 @@ _WORD = re.compile(rb"\w+")
 
 @dataclass(frozen=True)
 class Mutant:
-    """One planted bug, located and described, so that a mutant the tests miss points at what they leave unchecked."""
+    """One planted bug, located and described, so that a mutant the tests miss shows what they leave unchecked."""
 
     operator: str  # one of OPERATORS
     description: str  # for people, e.g. "line 4: `+` -> `-`"
