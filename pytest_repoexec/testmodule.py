@@ -134,10 +134,10 @@ def sanity_problems(source: str, function_name: str) -> list[str]:
         return ["the test module defines no test functions"]
     for test in tests:
         relevance = _Relevance(tree, function_name, test)
-        if not relevance.calls(test):
-            problems.append(f"{test.name} (line {test.lineno}) never calls {function_name}")
-        elif not any(_checks(node, relevance) for node in ast.walk(test)):
-            problems.append(f"{test.name} (line {test.lineno}) asserts nothing about {function_name}")
+        if any(_checks(node, relevance) for node in ast.walk(test)):
+            continue
+        what = "asserts nothing about" if relevance.calls(test) else "never calls"
+        problems.append(f"{test.name} (line {test.lineno}) {what} {function_name}")
     return problems
 
 

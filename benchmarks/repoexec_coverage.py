@@ -1,0 +1,134 @@
+"""The admission gate over the real RepoExec problems: our coverage of each focal function beside the figures
+in RepoExec's own coverage reports, and what the gate costs next to a single run.
+
+    python benchmarks/repoexec_coverage.py [--data ../shared/repoexec] [--projects a,b] [--workers 2] [--cache DIR]
+
+Imports the data into a scratch folder, runs `pytest --repoexec-validate --repoexec-mutants=0` over it (ten
+runs of every test, coverage of the function), then a plain single run for the time. For each problem it puts
+our line coverage of the function next to two figures from `pytest_rp/.../coverage.json`: the module's line
+coverage (what the report's summary says) and the report's executed lines restricted to the function's body
+in our source (comparable with ours where the release's file is the one RepoExec measured).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+
+def run(command: list[str]) -> float:
+    started = time.perf_counter()
+    subprocess.run(command, check=False, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return time.perf_counter() - started
+
+
+def body_lines(source: str, qualname: str) -> range | None:
+    """The function's body, after its docstring, as in the gate's figure."""
+    scope: ast.AST = ast.parse(source)
+    node = None
+    for part in qualname.split("."):
+        found = [n for n in ast.walk(scope) if isinstance(n, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+                 and n.name == part]
+        if not found:
+            return None
+        scope = node = found[-1]
+    body = node.body
+    if len(body) > 1 and isinstance(body[0], ast.Expr) and isinstance(getattr(body[0], "value", None), ast.Constant):
+        body = body[1:]
+    return range(body[0].lineno, node.end_lineno + 1)
+
+
+def original_figures(data: Path, project: str, module: str, entry_point: str, source: str) -> tuple | None:
+    """(module line coverage, function line coverage) in RepoExec's report for this problem, or None."""
+    function = entry_point.rpartition(".")[2]
+    reports = sorted((data / "data_with_test_case" / "pytest_rp").glob(
+        f"test-apps+{project}*/{module.replace('.', '+')}/{function}/coverage.json"))
+    if not reports:
+        return None
+    files = json.loads(reports[0].read_text())["files"]
+    suffix = "/" + module.replace(".", "/")
+    entry = next((e for name, e in files.items() if name.endswith((suffix + ".py", suffix + "/__init__.py"))), None)
+    if entry is None:
+        return None
+    lines = body_lines(source, entry_point)
+    executed = [line for line in entry["executed_lines"] if lines and line in lines]
+    missing = [line for line in entry["missing_lines"] if lines and line in lines]
+    inside = 100 * len(executed) / (len(executed) + len(missing)) if executed or missing else None
+    return entry["summary"]["percent_covered"], inside
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", type=Path, default=Path(__file__).resolve().parents[2] / "shared" / "repoexec")
+    parser.add_argument("--projects", default=None)
+    parser.add_argument("--workers", default="2")
+    parser.add_argument("--cache", type=Path, default=None)
+    args = parser.parse_args()
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from pytest_repoexec.environment import Environments
+    from pytest_repoexec.executor import module_file
+    from pytest_repoexec.problem import load_problem
+
+    with tempfile.TemporaryDirectory(prefix="repoexec-coverage-") as scratch:
+        out, gate_path = Path(scratch, "imported"), Path(scratch, "gate.json")
+        cache = args.cache or Path(scratch, "cache")
+        command = [sys.executable, "-m", "pytest_repoexec.cli", "import", str(args.data), "--out", str(out)]
+        run(command + (["--projects", args.projects] if args.projects else []))
+        session = [sys.executable, "-m", "pytest", str(out), "-n", args.workers, "-p", "no:cacheprovider", "-q",
+                   f"--repoexec-cache={cache}"]
+        single = run(session)  # builds the environments, so that both timings below are warm
+        single = run(session)
+        gate = run([*session, "--repoexec-validate", "--repoexec-mutants=0", f"--repoexec-report={gate_path}"])
+        report = json.loads(gate_path.read_text())
+        environments = Environments(cache)
+        rows, ours_all, theirs_module, theirs_function, pairs = [], [], [], [], []
+        for entry in report["problems"]:
+            project, name = entry["problem"].split("/")
+            problem = load_problem(out / project / name / "problem.toml")
+            source = module_file(environments.get(problem.project).import_root, problem.module).read_text()
+            figures = original_figures(args.data, project, problem.module, problem.entry_point, source)
+            ours = entry["line_coverage"]
+            module_figure, function_figure = figures or (None, None)
+            rows.append((entry["problem"], ours, module_figure, function_figure, entry["passed"], entry["known_failure"]))
+            if entry["known_failure"] or ours is None:
+                continue
+            ours_all.append(ours)
+            if module_figure is not None:
+                theirs_module.append(module_figure)
+            if function_figure is not None:
+                theirs_function.append(function_figure)
+                pairs.append((ours, function_figure))
+
+    def show(value: float | None) -> str:
+        return "-" if value is None else f"{value:.1f}"
+
+    print("| problem | ours (function) | RepoExec (module) | RepoExec (function lines) | admitted |")
+    print("| --- | --- | --- | --- | --- |")
+    for problem, ours, module_figure, function_figure, passed, known in rows:
+        verdict = "known failure" if known else "yes" if passed else "no"
+        print(f"| {problem} | {show(ours)} | {show(module_figure)} | {show(function_figure)} | {verdict} |")
+    summary = report["summary"]
+    print(f"\n{summary['admitted']} of {summary['problems']} admitted ({summary['known_failures']} known failures "
+          f"not counted); flaky tests found: {summary['flaky_tests']}")
+    print(f"mean line coverage of the function, ours: {statistics.mean(ours_all):.2f}% over {len(ours_all)} problems")
+    print(f"RepoExec's module coverage, mean: {statistics.mean(theirs_module):.2f}% over {len(theirs_module)}")
+    print(f"RepoExec's executed lines within the function, mean: {statistics.mean(theirs_function):.2f}% "
+          f"over {len(theirs_function)}")
+    for entry in report["problems"]:
+        if not entry["passed"] and not entry["known_failure"]:
+            print(f"rejected {entry['problem']}: {'; '.join(entry['reasons'])[:300]}")
+    same = sum(abs(a - b) < 0.5 for a, b in pairs)
+    print(f"ours and RepoExec's function figure agree (within 0.5 points) on {same} of {len(pairs)} problems")
+    print(f"warm single run {single:.1f} s; gate (10 runs of each test, coverage, no mutants) {gate:.1f} s "
+          f"= {gate / single:.2f}x, with -n {args.workers}")
+
+
+if __name__ == "__main__":
+    main()
