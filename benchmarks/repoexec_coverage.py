@@ -13,7 +13,6 @@ in our source (comparable with ours where the release's file is the one RepoExec
 from __future__ import annotations
 
 import argparse
-import ast
 import json
 import statistics
 import subprocess
@@ -29,23 +28,9 @@ def run(command: list[str]) -> float:
     return time.perf_counter() - started
 
 
-def body_lines(source: str, qualname: str) -> range | None:
-    """The function's body, after its docstring, as in the gate's figure."""
-    scope: ast.AST = ast.parse(source)
-    node = None
-    for part in qualname.split("."):
-        found = [n for n in ast.walk(scope) if isinstance(n, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
-                 and n.name == part]
-        if not found:
-            return None
-        scope = node = found[-1]
-    body = node.body
-    if len(body) > 1 and isinstance(body[0], ast.Expr) and isinstance(getattr(body[0], "value", None), ast.Constant):
-        body = body[1:]
-    return range(body[0].lineno, node.end_lineno + 1)
-
-
 def original_figures(data: Path, project: str, module: str, entry_point: str, source: str) -> tuple | None:
+    from pytest_repoexec.gate import function_lines
+
     """(module line coverage, function line coverage) in RepoExec's report for this problem, or None."""
     function = entry_point.rpartition(".")[2]
     reports = sorted((data / "data_with_test_case" / "pytest_rp").glob(
@@ -57,9 +42,9 @@ def original_figures(data: Path, project: str, module: str, entry_point: str, so
     entry = next((e for name, e in files.items() if name.endswith((suffix + ".py", suffix + "/__init__.py"))), None)
     if entry is None:
         return None
-    lines = body_lines(source, entry_point)
-    executed = [line for line in entry["executed_lines"] if lines and line in lines]
-    missing = [line for line in entry["missing_lines"] if lines and line in lines]
+    first, last = function_lines(source, entry_point, body=True)
+    executed = [line for line in entry["executed_lines"] if first <= line <= last]
+    missing = [line for line in entry["missing_lines"] if first <= line <= last]
     inside = 100 * len(executed) / (len(executed) + len(missing)) if executed or missing else None
     return entry["summary"]["percent_covered"], inside
 

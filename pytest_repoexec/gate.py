@@ -67,7 +67,7 @@ def check(problem: Problem, env: ProjectEnv, executor: Executor, settings: GateS
     sane = testmodule.sanity_problems(tests, problem.function_name)
     reasons += [f"test sanity: {line}" for line in sane]
 
-    findings = scan(problem.reference, "reference", _function_lines(module, problem.entry_point)[0])
+    findings = scan(problem.reference, "reference", function_lines(module, problem.entry_point)[0])
     if not sane or "does not parse" not in sane[0]:
         findings += scan(tests, problem.tests.name)
     reasons += [f"unsafe: {finding}" for finding in findings if finding.kind not in problem.allow]
@@ -117,7 +117,7 @@ def function_coverage(run: SampleRun, module: str, problem: Problem) -> tuple[fl
                      if ("/" + name).endswith((path + ".py", path + "/__init__.py"))), None)
     if measured is None:
         return None, None
-    first, last = _function_lines(module, problem.entry_point, body=True)
+    first, last = function_lines(module, problem.entry_point, body=True)
     inside = range(first, last + 1)
     executed = sum(line in inside for line in measured["executed_lines"])
     missing = sum(line in inside for line in measured["missing_lines"])
@@ -128,7 +128,7 @@ def function_coverage(run: SampleRun, module: str, problem: Problem) -> tuple[fl
     return line, branch
 
 
-def _function_lines(module: str, qualname: str, body: bool = False) -> tuple[int, int]:
+def function_lines(module: str, qualname: str, body: bool = False) -> tuple[int, int]:
     """The first and last line of a function in its module: from its header, or from its first statement
     after the docstring (the header runs at import, tested or not)."""
     scope: ast.AST = testmodule.parse(module)
