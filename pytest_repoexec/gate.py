@@ -102,7 +102,8 @@ def check(problem: Problem, env: ProjectEnv, executor: Executor, settings: GateS
 def flaky_tests(run: SampleRun) -> list[str]:
     """Tests whose outcome differs between rounds, or whose compared values do."""
     first = {test.name: test.outcome for test in run.tests}
-    names = {name for name in first if any(outcomes.get(name) != first[name] for outcomes in run.rerun_outcomes)}
+    names = {name for name in first if any(name in outcomes and outcomes[name] != first[name]
+                                           for outcomes in run.rerun_outcomes)}  # absent: not run again
     names |= {test for test, _ in run.unstable}
     return sorted(names)
 

@@ -244,3 +244,22 @@ def test_the_fixer_rewrites_wrong_expected_values_and_the_gate_then_passes(plant
     result.assert_outcomes(passed=1)
     result, report = run_repoexec(str(folder))  # and the engine scores the reference as passing
     assert report["metrics"]["pass@1"] == 1.0
+
+
+def test_reruns_skip_tests_that_timed_out_and_do_not_call_them_flaky(planted, repoexec_cache):
+    from pytest_repoexec.environment import Environments
+    from pytest_repoexec.executor import RunOptions, SubprocessExecutor, module_file
+    from pytest_repoexec.gate import flaky_tests
+    from pytest_repoexec.problem import load_problem
+
+    tests = planted / "uncovered" / "test_uncovered.py"
+    tests.write_text(tests.read_text() + "\n\ndef test_slow():\n    import time\n    time.sleep(30)\n    assert grade(1)\n")
+    manifest = planted / "uncovered" / "problem.toml"
+    manifest.write_text(manifest.read_text().replace("test_count = 1", "test_count = 2"))
+    problem = load_problem(planted / "uncovered" / "problem.toml")
+    env = Environments(repoexec_cache).get(problem.project)
+    module = module_file(env.import_root, problem.module).read_text()
+    run = SubprocessExecutor(test_timeout=0.5, sample_timeout=60).run(env, problem, module, RunOptions(reruns=3))
+    assert {test.name: test.error_type for test in run.tests} == {"test_top": None, "test_slow": "Timeout"}
+    assert list(run.rerun_outcomes) == [{"test_top": "passed"}, {"test_top": "passed"}]
+    assert flaky_tests(run) == []

@@ -152,7 +152,10 @@ class _Recorder:
     def unstable(self):
         """(test name, site) whose values differ between rounds, or that ran a different number of times."""
         found = set()
+        timed_out = {nodeid for nodeid, entry in self.tests.items() if entry["error_type"] == "Timeout"}
         for (nodeid, site, _), prints in self.values.items():
+            if nodeid in timed_out:
+                continue
             if len(prints) != self.reruns or len(set(prints)) > 1:
                 found.add((nodeid.rpartition("::")[2], site))
         return sorted(found)
@@ -179,15 +182,19 @@ class _Recorder:
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtestloop(self, session):
         """With reruns, every test runs once per round, a round being the whole session in its usual order;
-        fixtures are torn down between rounds, so a round starts as the first one did."""
+        fixtures are torn down between rounds, so a round starts as the first one did. Tests that timed out in
+        the first round are not run again (and so not compared)."""
         if self.reruns <= 1 or session.testsfailed or session.config.option.collectonly:
             return None
         for number in range(self.reruns):
             self.round = number
             if number:
                 self.rerun_outcomes.append({})
-            for index, item in enumerate(session.items):
-                following = session.items[index + 1] if index + 1 < len(session.items) else None
+            items = session.items if number == 0 else [  # a test that timed out once would only time out again
+                item for item in session.items if self.tests.get(item.nodeid, {}).get("error_type") != "Timeout"
+            ]
+            for index, item in enumerate(items):
+                following = items[index + 1] if index + 1 < len(items) else None
                 item.config.hook.pytest_runtest_protocol(item=item, nextitem=following)
                 if session.shouldstop or session.shouldfail:
                     raise session.Interrupted(str(session.shouldstop or session.shouldfail))
