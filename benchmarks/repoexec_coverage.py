@@ -13,6 +13,7 @@ in our source (comparable with ours where the release's file is the one RepoExec
 from __future__ import annotations
 
 import argparse
+import collections
 import json
 import statistics
 import subprocess
@@ -49,12 +50,25 @@ def original_figures(data: Path, project: str, module: str, entry_point: str, so
     return entry["summary"]["percent_covered"], inside
 
 
+KINDS = {"flaky": "flaky", "coverage": "coverage under 40%", "the tests pass": "survives a pass body",
+         "the reference fails": "reference fails"}
+
+
+def reason_kind(reason: str) -> str:
+    """A gate reason without its particulars: "unsafe: network", "test sanity: never calls", "flaky", ..."""
+    if reason.startswith("unsafe: "):
+        return "unsafe: " + reason.split(": ")[2]
+    if reason.startswith("test sanity: "):
+        return "test sanity: " + ("never calls" if " never calls " in reason else "asserts nothing")
+    return next((kind for prefix, kind in KINDS.items() if reason.startswith(prefix)), reason[:40])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=Path(__file__).resolve().parents[2] / "shared" / "repoexec")
     parser.add_argument("--projects", default=None)
     parser.add_argument("--workers", default="2")
-    parser.add_argument("--cache", type=Path, default=None)
+    parser.add_argument("--cache", type=Path, default=None, help="a cache kept between runs (default: a fresh one)")
     args = parser.parse_args()
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     from pytest_repoexec.environment import Environments
@@ -68,7 +82,8 @@ def main() -> None:
         run(command + (["--projects", args.projects] if args.projects else []))
         session = [sys.executable, "-m", "pytest", str(out), "-n", args.workers, "-p", "no:cacheprovider", "-q",
                    f"--repoexec-cache={cache}"]
-        single = run(session)  # builds the environments, so that both timings below are warm
+        if not cache.is_dir():
+            run(session)  # builds the environments, so that both timings below are warm
         single = run(session)
         gate = run([*session, "--repoexec-validate", "--repoexec-mutants=0", f"--repoexec-report={gate_path}"])
         report = json.loads(gate_path.read_text())
@@ -106,9 +121,13 @@ def main() -> None:
     print(f"RepoExec's module coverage, mean: {statistics.mean(theirs_module):.2f}% over {len(theirs_module)}")
     print(f"RepoExec's executed lines within the function, mean: {statistics.mean(theirs_function):.2f}% "
           f"over {len(theirs_function)}")
+    kinds = collections.Counter()
     for entry in report["problems"]:
         if not entry["passed"] and not entry["known_failure"]:
             print(f"rejected {entry['problem']}: {'; '.join(entry['reasons'])[:300]}")
+            kinds.update({reason_kind(reason) for reason in entry["reasons"]})
+    print("rejections by reason (a problem may have several): "
+          + ", ".join(f"{kind} {count}" for kind, count in kinds.most_common()))
     same = sum(abs(a - b) < 0.5 for a, b in pairs)
     print(f"ours and RepoExec's function figure agree (within 0.5 points) on {same} of {len(pairs)} problems")
     print(f"warm single run {single:.1f} s; gate (10 runs of each test, coverage, no mutants) {gate:.1f} s "

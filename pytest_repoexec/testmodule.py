@@ -81,7 +81,10 @@ class _Relevance:
                         changed = True
 
     def calls(self, node: ast.AST) -> bool:
-        return any(isinstance(n, ast.Call) and _callee(n) in self.callees for n in ast.walk(node))
+        """A call of the function, or the function handed to a call (``map(f, xs)``, ``raises(E, f, x)``)."""
+        return any(isinstance(n, ast.Call) and (_callee(n) in self.callees or any(
+            _reference(argument) in self.callees for argument in [*n.args, *(k.value for k in n.keywords)]
+        )) for n in ast.walk(node))
 
     def about(self, node: ast.AST) -> bool:
         return self.calls(node) or any(isinstance(n, ast.Name) and n.id in self.names for n in ast.walk(node))
@@ -90,6 +93,11 @@ class _Relevance:
 def _callee(call: ast.Call) -> str | None:
     func = call.func
     return func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
+
+
+def _reference(node: ast.AST) -> str | None:
+    """The name an expression refers to, when it is a bare name or attribute (``f``, ``module.f``)."""
+    return node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else None
 
 
 def _bindings(node: ast.AST) -> Iterator[tuple[ast.AST, ast.AST]]:
@@ -114,10 +122,7 @@ def _checks(node: ast.AST, relevance: _Relevance) -> bool:
                      for item in node.items)
         return raises and any(relevance.calls(statement) for statement in node.body)
     if isinstance(node, ast.Call) and (_callee(node) or "").startswith(("assert", "raises")):
-        passed = [a for a in node.args if isinstance(a, (ast.Name, ast.Attribute))]  # raises(Error, f, x)
-        return any(relevance.about(a) for a in node.args) or any(
-            (a.id if isinstance(a, ast.Name) else a.attr) in relevance.callees for a in passed
-        )
+        return any(relevance.about(a) for a in node.args) or relevance.calls(node)  # raises(Error, f, x)
     return False
 
 

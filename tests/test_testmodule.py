@@ -47,6 +47,10 @@ TESTS = textwrap.dedent('''\
         pytest.raises(TypeError, scaled, "x")
 
 
+    def test_passed_to_map():
+        assert list(map(scaled, [1, 2])) == [10, 20]
+
+
     class TestMethods:
         def test_unittest_style(self):
             self.assertEqual(scaled(1), 10)
@@ -66,10 +70,12 @@ def test_tests_that_check_the_function_in_every_usual_way_are_sane():
 
 
 def test_tests_that_never_call_or_never_check_the_function_are_named_with_their_lines():
-    source = "from .core import scaled\n\n\ndef test_a():\n    assert 1\n\n\ndef test_b():\n    scaled(1)\n    assert True\n"
+    source = ("from .core import scaled\n\n\ndef test_a():\n    assert 1\n\n\ndef test_b():\n    scaled(1)\n    assert True\n"
+              "\n\ndef test_c():\n    assert scaled\n")
     assert sanity_problems(source, "scaled") == [
         "test_a (line 4) never calls scaled",
         "test_b (line 8) asserts nothing about scaled",
+        "test_c (line 13) never calls scaled",  # RepoExec has tests like this one
     ]
     assert sanity_problems("def test_a(:\n", "scaled") == ["the test module does not parse: invalid syntax (line 1)"]
     assert sanity_problems("x = 1\n", "scaled") == ["the test module defines no test functions"]
@@ -86,10 +92,11 @@ def test_sites_find_the_actual_side_and_an_expected_side_only_for_equality():
         ("test_result_name", "doubled", "60"),
         ("test_helper", "check(2)", "20"),
         ("test_receiver_changed", "account.total", "5"),
+        ("test_passed_to_map", "list(map(scaled, [1, 2]))", "[10, 20]"),
         ("test_expected_on_the_left", "scaled(50)", "100"),
         ("test_no_comparison", "scaled(1)", None),  # the side that holds the result
     ]
-    assert [s.id for s in sites] == [0, 1, 2, 3, 4]
+    assert [s.id for s in sites] == [0, 1, 2, 3, 4, 5]
 
 
 def test_instrumentation_keeps_every_line_where_it_was():
@@ -98,7 +105,7 @@ def test_instrumentation_keeps_every_line_where_it_was():
     original, changed = TESTS.splitlines(), instrumented.splitlines()
     assert changed[: len(original)] != original
     assert [i for i, (a, b) in enumerate(zip(original, changed)) if a != b] == [s.line - 1 for s in sites]
-    assert f"assert {CAPTURE}(3, 'expected', 100) == {CAPTURE}(3, 'actual', scaled(50))" in instrumented
+    assert f"assert {CAPTURE}(4, 'expected', 100) == {CAPTURE}(4, 'actual', scaled(50))" in instrumented
     assert changed[-1] == f"from repoexec_inner import capture as {CAPTURE}  # added by pytest-repoexec"
     compile(instrumented, "instrumented", "exec")
 
