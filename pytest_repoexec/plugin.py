@@ -102,6 +102,12 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError("--repoexec-reruns must be at least 2: flakiness shows between runs")
     if config.getoption("repoexec_mutants") < 0:
         raise pytest.UsageError("--repoexec-mutants must be 0 or more")
+    mode = _gate_mode(config)
+    if mode and (config.getoption("repoexec_model") != "reference" or config.getoption("repoexec_debug_rounds")):
+        raise pytest.UsageError(
+            f"--repoexec-{'fix-assertions' if mode == 'fix' else 'validate'} checks the problems' references: "
+            "it takes no --repoexec-model or --repoexec-debug-rounds"
+        )
     config.stash[state_key] = RepoexecState(config)
     if not hasattr(config, "workerinput"):
         config.pluginmanager.register(ResultsCollector(config), "repoexec-results")

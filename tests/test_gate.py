@@ -263,3 +263,9 @@ def test_reruns_skip_tests_that_timed_out_and_do_not_call_them_flaky(planted, re
     assert {test.name: test.error_type for test in run.tests} == {"test_top": None, "test_slow": "Timeout"}
     assert list(run.rerun_outcomes) == [{"test_top": "passed"}, {"test_top": "passed"}]
     assert flaky_tests(run) == []
+
+
+def test_the_gate_refuses_a_model(planted, run_repoexec):
+    result, _ = run_repoexec(str(planted / "idle"), "--repoexec-validate", "--repoexec-model=replay:x.jsonl")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--repoexec-validate checks the problems' references: it takes no --repoexec-model*"])
