@@ -101,6 +101,7 @@ class _Recorder:
         self.pending = {}  # (node id, site) -> (side, value) of the side captured first
         self.counts = {}  # (node id, site, round) -> the last occurrence's index
         self.coverage = None
+        self.coverage_running = False
 
     def capture(self, site, side, value):
         if self.current is None:
@@ -133,11 +134,16 @@ class _Recorder:
                 record["pickle"] = base64.b64encode(data).decode("ascii") if data is not None else None
             self.captures.setdefault(key, []).append(record)
 
+    def stop_coverage(self):
+        if self.coverage is not None and self.coverage_running:
+            self.coverage.stop()
+            self.coverage_running = False
+
     def coverage_report(self):
         """The measured file's executed and missing lines and branches, as coverage.py's JSON report has them."""
         if self.coverage is None:
             return None
-        self.coverage.stop()
+        self.stop_coverage()
         report = os.path.join(os.environ.get("TMPDIR", "/tmp"), "repoexec-coverage.json")
         try:
             self.coverage.json_report(outfile=report)
@@ -198,6 +204,7 @@ class _Recorder:
                 item.config.hook.pytest_runtest_protocol(item=item, nextitem=following)
                 if session.shouldstop or session.shouldfail:
                     raise session.Interrupted(str(session.shouldstop or session.shouldfail))
+            self.stop_coverage()  # a single run's coverage, as RepoExec measured it; later rounds run untraced
         return True
 
     @pytest.hookimpl(hookwrapper=True)
@@ -275,3 +282,4 @@ def pytest_configure(config):
 
         _RECORDER.coverage = coverage.Coverage(data_file=None, branch=True, include=[target], config_file=False)
         _RECORDER.coverage.start()
+        _RECORDER.coverage_running = True
