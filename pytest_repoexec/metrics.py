@@ -40,7 +40,7 @@ def summarise(results: Iterable[SampleResult]) -> Summary:
     samples = [result for group in by_problem.values() for result in group]
     counts = [len(group) for group in by_problem.values()]
     pass_at = {
-        k: _mean([pass_at_k(len(group), sum(r.passed for r in group), k) for group in by_problem.values()])
+        k: mean([pass_at_k(len(group), sum(r.passed for r in group), k) for group in by_problem.values()])
         for k in KS
         if counts and min(counts) >= k
     }
@@ -50,12 +50,12 @@ def summarise(results: Iterable[SampleResult]) -> Summary:
         samples=len(samples),
         samples_per_problem=(min(counts, default=0), max(counts, default=0)),
         pass_at={k: v for k, v in pass_at.items() if v is not None},
-        dir=_mean(with_dependencies),
-        tr=_mean([r.tests_passed / r.tests_total for r in samples if r.tests_total]),
+        dir=mean(with_dependencies),
+        tr=mean([r.tests_passed / r.tests_total for r in samples if r.tests_total]),
     )
 
 
-def _mean(values: Sequence[float]) -> float | None:
+def mean(values: Sequence[float]) -> float | None:
     return sum(values) / len(values) if values else None
 
 

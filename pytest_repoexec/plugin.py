@@ -111,7 +111,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[state_key] = RepoexecState(config)
     if not hasattr(config, "workerinput"):
         config.pluginmanager.register(ResultsCollector(config), "repoexec-results")
-        if _gate_mode(config):
+        if mode:
             config.pluginmanager.register(GateCollector(config), "repoexec-gate")
 
 

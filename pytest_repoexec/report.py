@@ -12,7 +12,7 @@ import pytest
 from .debugging import Revision, Round
 from .fixer import FIX_PROPERTY, FixResult
 from .gate import GATE_ITEM_PROPERTY, GATE_PROPERTY, GateResult
-from .metrics import KS, Summary, error_counts, summarise
+from .metrics import KS, Summary, error_counts, mean, summarise
 from .results import SAMPLE_PROPERTY, USER_PROPERTY, SampleResult
 
 
@@ -34,9 +34,7 @@ class ResultsCollector:
         if USER_PROPERTY in properties:
             self.results[report.nodeid] = SampleResult.from_dict(properties[USER_PROPERTY])
         if report.failed and report.nodeid not in self.results:  # no verdict: the sample could not run
-            crash = getattr(report.longrepr, "reprcrash", None)
-            message = crash.message if crash else str(report.longrepr).strip()
-            self.errors[report.nodeid] = message[:4000]
+            self.errors[report.nodeid] = _crash_message(report)
 
     def ordered(self) -> list[SampleResult]:
         """The results that count, in problem and sample order; known failures are kept out."""
@@ -81,6 +79,12 @@ class ResultsCollector:
         path = self.config.getoption("repoexec_report")
         if path and (self.results or self.errors):
             write_report(Path(self.config.invocation_params.dir, path), self.config, self)
+
+
+def _crash_message(report: pytest.TestReport) -> str:
+    """Why an item that gave no result failed: the exception's message, else the whole report."""
+    crash = getattr(report.longrepr, "reprcrash", None)
+    return (crash.message if crash else str(report.longrepr)).strip()[:4000]
 
 
 def _by_project(results: list[SampleResult]) -> dict[str, list[SampleResult]]:
@@ -179,8 +183,7 @@ class GateCollector:
             fix = FixResult.from_dict(properties[FIX_PROPERTY])
             self.fixes[fix.problem] = fix
         if GATE_ITEM_PROPERTY in properties and report.failed and GATE_PROPERTY not in properties:
-            crash = getattr(report.longrepr, "reprcrash", None)
-            self.errors[report.nodeid] = (crash.message if crash else str(report.longrepr)).strip()[:2000]
+            self.errors[report.nodeid] = _crash_message(report)
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         for fix in self.fixes.values():
@@ -222,9 +225,9 @@ def gate_summary(results: list[GateResult], known: set[str]) -> dict[str, Any]:
         "admitted": sum(result.passed for result in counted),
         "rejected": sum(not result.passed for result in counted),
         "known_failures": len(results) - len(counted),
-        "mean_line_coverage": _mean([r.line_coverage for r in counted if r.line_coverage is not None]),
-        "mean_branch_coverage": _mean([r.branch_coverage for r in counted if r.branch_coverage is not None]),
-        "mean_mutation_score": _mean([r.mutation_score for r in counted if r.mutation_score is not None]),
+        "mean_line_coverage": mean([r.line_coverage for r in counted if r.line_coverage is not None]),
+        "mean_branch_coverage": mean([r.branch_coverage for r in counted if r.branch_coverage is not None]),
+        "mean_mutation_score": mean([r.mutation_score for r in counted if r.mutation_score is not None]),
         "flaky_tests": sum(len(result.flaky) for result in counted),
     }
 
@@ -254,10 +257,6 @@ def render_gate(results: list[GateResult], known: set[str]) -> list[str]:
 
 def _figure(value: float | None) -> str:
     return "-" if value is None else f"{value:.1f}"
-
-
-def _mean(values: list[float]) -> float | None:
-    return sum(values) / len(values) if values else None
 
 
 def _write_json(path: Path, data: dict[str, Any]) -> None:
