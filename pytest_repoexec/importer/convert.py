@@ -106,22 +106,21 @@ def _check_pickle(path: Path, where: str) -> None:
         raise ConversionError(f"{where}: expected output {path} is not a pickle ({exc})") from None
 
 
-def problem_manifest(record: Record, test_count: int, known_failure: str | None) -> dict[str, Any]:
+def problem_manifest(record: Record, test_count: int, pinned: dict[str, Any]) -> dict[str, Any]:
     manifest: dict[str, Any] = {
         "module": record.module,
         "entry_point": record.entry_point,
         "number": record.number,
         "test_count": test_count,
+        **pinned,
     }
-    if known_failure:
-        manifest["known_failure"] = known_failure
     manifest["reference"] = record.reference.rstrip() + "\n"
     manifest["prompt"] = {"context": {"full": record.context, **record.contexts}}
     return manifest
 
 
-def write_problem(record: Record, project_folder: Path, known_failure: str | None) -> str:
-    """Write one problem under ``project_folder``; returns its folder name."""
+def write_problem(record: Record, project_folder: Path, pinned: dict[str, Any]) -> str:
+    """Write one problem under ``project_folder``, with what pins.toml says of it; returns its folder name."""
     where = f"project {record.folder}, problem {record.number} ({record.where})"
     if syntax.find_function(record.reference, record.entry_point) is None:
         raise ConversionError(f"{where}: the reference does not define {record.entry_point}")
@@ -137,9 +136,19 @@ def write_problem(record: Record, project_folder: Path, known_failure: str | Non
     for target, path in pickles.items():
         shutil.copyfile(path, folder / "expected" / target)
     (folder / f"test_{record.entry_point}.py").write_text(test, encoding="utf-8")
-    manifest = problem_manifest(record, test_count, known_failure)
+    manifest = problem_manifest(record, test_count, pinned)
     (folder / "problem.toml").write_text(tomli_w.dumps(manifest, multiline_strings=True), encoding="utf-8")
     return name
+
+
+def pinned_fields(pin: dict[str, Any], number: int) -> dict[str, Any]:
+    """The manifest fields pins.toml gives one problem: its known failure, its quarantined tests."""
+    fields: dict[str, Any] = {}
+    if str(number) in pin.get("known_failures", {}):
+        fields["known_failure"] = pin["known_failures"][str(number)]
+    if str(number) in pin.get("quarantine", {}):
+        fields["quarantine"] = pin["quarantine"][str(number)]
+    return fields
 
 
 def write_project(name: str, records: list[Record], pin: dict[str, Any], out: Path) -> ProjectImport:
@@ -150,10 +159,9 @@ def write_project(name: str, records: list[Record], pin: dict[str, Any], out: Pa
     staging.mkdir(parents=True)
     try:
         (staging / "project.toml").write_text(tomli_w.dumps(project_manifest(name, pin)), encoding="utf-8")
-        known = {int(number): reason for number, reason in pin.get("known_failures", {}).items()}
         for record in records:
             try:
-                result.written.append(write_problem(record, staging, known.get(record.number)))
+                result.written.append(write_problem(record, staging, pinned_fields(pin, record.number)))
             except (ConversionError, LookupError, ValueError) as exc:
                 result.errors.append(str(exc) if isinstance(exc, ConversionError) else
                                      f"project {name}, problem {record.number} ({record.where}): {exc}")
