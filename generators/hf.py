@@ -16,10 +16,13 @@ from pytest_repoexec.generation import GenerationError, GeneratorRegistry
 from pytest_repoexec.postprocess import cut_at_stop
 from pytest_repoexec.prompts import Prompt, chat_text
 
+from . import engine_disabled
 from .model import ModelGenerator, Sampling, Settings, local_model, require
 
 
-def pytest_addoption(parser: pytest.Parser) -> None:
+def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginManager) -> None:
+    if engine_disabled(pluginmanager):
+        return
     parser.getgroup("repoexec").addoption("--repoexec-batch-size", type=int, default=8, metavar="N",
                                           help="prompts per generate call of hf: (default 8)")
 
@@ -105,6 +108,6 @@ def _make(argument: str | None, config: pytest.Config) -> ModelGenerator:
     return ModelGenerator(TransformersBackend(model, dtype, batch_size), Settings.from_config(config))
 
 
-@pytest.hookimpl
+@pytest.hookimpl(optionalhook=True)
 def pytest_repoexec_add_generators(registry: GeneratorRegistry) -> None:
     registry.add("hf", _make, "a transformers model: hf:ORG/NAME, hf:FOLDER or hf:ALIAS (CPU or GPU)")

@@ -27,6 +27,8 @@ from pytest_repoexec.postprocess import STOP_SEQUENCES
 from pytest_repoexec.problem import CONTEXT_LEVELS, Problem
 from pytest_repoexec.prompts import PROMPT_STYLES, Prompt, build_prompt
 
+from . import engine_disabled
+
 DEFAULT_SAMPLES = 10  # the paper's, as are the sampling defaults below
 BACKENDS = ("hf", "openai", "vllm")
 DEFAULT_ALIASES = {
@@ -39,7 +41,9 @@ DEFAULT_ALIASES = {
 aliases_key = pytest.StashKey[dict[str, str]]()
 
 
-def pytest_addoption(parser: pytest.Parser) -> None:
+def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginManager) -> None:
+    if engine_disabled(pluginmanager):
+        return
     group = parser.getgroup("repoexec")
     group.addoption("--repoexec-prompt", choices=PROMPT_STYLES, default="base",
                     help="prompt of model generators: base (default), instruct1 or instruct2 (the paper's)")
@@ -116,8 +120,11 @@ class ModelGenerator:
         self.settings = settings
         self.cache = CompletionCache(settings.cache)
 
-    def generate(self, problems: Sequence[Problem], samples: int | None) -> dict[str, list[str]]:
-        n = DEFAULT_SAMPLES if samples is None else samples
+    def count(self, problem: Problem, limit: int | None) -> int:
+        return DEFAULT_SAMPLES if limit is None else limit
+
+    def generate(self, problems: Sequence[Problem], limit: int | None) -> dict[str, list[str]]:
+        n = DEFAULT_SAMPLES if limit is None else limit
         prompts = {problem.id: build_prompt(problem, self.settings.style, self.settings.level) for problem in problems}
         completions = self._complete(prompts, n, self.settings.sampling)
         if self.settings.save_to is not None:
@@ -163,6 +170,8 @@ def require(*packages: str, extra: str, hint: str = "") -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    if engine_disabled(config.pluginmanager):
+        return
     aliases = dict(DEFAULT_ALIASES)
     for line in config.getini("repoexec_aliases"):
         name, equals, target = (part.strip() for part in line.partition("="))
@@ -180,7 +189,7 @@ class _AliasGenerators:
     def __init__(self, aliases: dict[str, str]) -> None:
         self.aliases = aliases
 
-    @pytest.hookimpl(trylast=True)  # after every generator, so that an alias cannot take a generator's name
+    @pytest.hookimpl(trylast=True, optionalhook=True)  # after every generator, so that an alias cannot take a generator's name
     def pytest_repoexec_add_generators(self, registry: GeneratorRegistry) -> None:
         for name, target in self.aliases.items():
             try:

@@ -17,12 +17,15 @@ import pytest
 from pytest_repoexec.generation import GenerationError, GeneratorRegistry
 from pytest_repoexec.prompts import Prompt, chat_messages
 
+from . import engine_disabled
 from .model import ModelGenerator, Sampling, Settings, aliased, require
 
 KEY_VARIABLE = "OPENAI_API_KEY"
 
 
-def pytest_addoption(parser: pytest.Parser) -> None:
+def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginManager) -> None:
+    if engine_disabled(pluginmanager):
+        return
     group = parser.getgroup("repoexec")
     group.addoption("--repoexec-base-url", default=None, metavar="URL",
                     help="server of openai: (default: OPENAI_BASE_URL, else OpenAI's)")
@@ -133,6 +136,6 @@ def _make(argument: str | None, config: pytest.Config) -> ModelGenerator:
     return ModelGenerator(backend, Settings.from_config(config))
 
 
-@pytest.hookimpl
+@pytest.hookimpl(optionalhook=True)
 def pytest_repoexec_add_generators(registry: GeneratorRegistry) -> None:
     registry.add("openai", _make, "an OpenAI-compatible server: openai:MODEL (OPENAI_API_KEY, OPENAI_BASE_URL)")

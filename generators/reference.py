@@ -11,7 +11,10 @@ from pytest_repoexec.problem import Problem
 
 
 class ReferenceGenerator:
-    def generate(self, problems: Sequence[Problem], samples: int | None) -> dict[str, list[str]]:
+    def count(self, problem: Problem, limit: int | None) -> int:
+        return 1
+
+    def generate(self, problems: Sequence[Problem], limit: int | None) -> dict[str, list[str]]:
         return {problem.id: [problem.reference] for problem in problems}
 
 
@@ -21,6 +24,6 @@ def _make(argument: str | None, config: pytest.Config) -> ReferenceGenerator:
     return ReferenceGenerator()
 
 
-@pytest.hookimpl
+@pytest.hookimpl(optionalhook=True)  # the hook is declared by the repoexec plugin, which -p no: may disable
 def pytest_repoexec_add_generators(registry: GeneratorRegistry) -> None:
     registry.add("reference", _make, "the reference solutions (the default: validates the problems)")

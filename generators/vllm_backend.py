@@ -17,10 +17,13 @@ from pytest_repoexec.generation import GenerationError, GeneratorRegistry
 from pytest_repoexec.prompts import Prompt, chat_text
 
 from .hf import load_tokenizer
+from . import engine_disabled
 from .model import ModelGenerator, Sampling, Settings, local_model, require
 
 
-def pytest_addoption(parser: pytest.Parser) -> None:
+def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginManager) -> None:
+    if engine_disabled(pluginmanager):
+        return
     parser.getgroup("repoexec").addoption("--repoexec-tensor-parallel-size", type=int, default=1, metavar="N",
                                           help="GPUs one vllm: model spans (default 1)")
 
@@ -86,6 +89,6 @@ def _make(argument: str | None, config: pytest.Config) -> ModelGenerator:
     return ModelGenerator(VLLMBackend(model, engine, dtype), Settings.from_config(config))
 
 
-@pytest.hookimpl
+@pytest.hookimpl(optionalhook=True)
 def pytest_repoexec_add_generators(registry: GeneratorRegistry) -> None:
     registry.add("vllm", _make, "vLLM on this machine's GPUs: vllm:ORG/NAME, vllm:FOLDER or vllm:ALIAS")

@@ -2,6 +2,9 @@
 it fails and the error it got, and the model's one greedy answer takes its place; this repeats for a fixed
 number of rounds. Answers are judged by the same ``evaluate`` as the items, so a round's verdicts mean what
 the first run's do.
+
+``DebugPhase`` runs the rounds on the controller once every item has run, and tells each finished round to
+whoever listens, through the ``pytest_repoexec_round_finished`` hook (the results collector does).
 """
 
 from __future__ import annotations
@@ -11,12 +14,16 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Protocol
 
-from . import syntax
+import pytest
+
+from . import syntax, transport
 from .candidate import make_candidate
 from .evaluation import Evaluation
+from .generation import GenerationError
 from .problem import Problem
 from .prompts import Prompt, debug_prompt
 from .results import SampleResult
+from .settings import Settings
 
 Judge = Callable[[Problem, int, str], Evaluation]  # (problem, sample, completion) -> its evaluation
 SampleKey = tuple[str, int]  # (problem id, sample)
@@ -94,3 +101,48 @@ def prompt_for(problem: Problem, result: SampleResult, completion: str, level: s
 
 def _name(key: SampleKey) -> str:
     return f"{key[0]}#{key[1]}"
+
+
+class Samples(Protocol):
+    """What the debugging phase needs of the run it debugs (the scoring session)."""
+
+    def problem(self, problem_id: str) -> Problem: ...
+
+    def completion(self, problem_id: str, sample: int) -> str: ...
+
+    def judge(self, problem: Problem, sample: int, completion: str) -> Evaluation: ...
+
+
+class DebugPhase:
+    """The controller's debugging rounds: after the items (which judge the first generation), before the
+    session finishes and its report is written."""
+
+    def __init__(self, settings: Settings, reviser: Reviser, samples: Samples) -> None:
+        self.settings, self.reviser, self.samples = settings, reviser, samples
+        self.first: dict[SampleKey, SampleResult] = {}
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        result = transport.sample_result(report)
+        if result is not None and not result.known_failure:
+            self.first[(result.problem, result.sample)] = result
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtestloop(self, session: pytest.Session) -> object:
+        outcome = yield  # an interrupted loop raises here, and no round runs
+        if not (session.config.option.collectonly or session.shouldstop or session.shouldfail):
+            self._run(session.config)
+        return outcome
+
+    def _run(self, config: pytest.Config) -> None:
+        start = [(result, self.samples.completion(*key)) for key, result in sorted(self.first.items())]
+        problems = {result.problem: self.samples.problem(result.problem) for result, _ in start}
+        reporter = config.pluginmanager.get_plugin("terminalreporter")
+        rounds = run_rounds(
+            self.settings.debug_rounds, problems, start, self.reviser, self.samples.judge, self.settings.context,
+            self.settings.workers, progress=lambda line: reporter and reporter.write_line(f"repoexec: {line}"),
+        )
+        try:
+            for finished, revisions in rounds:
+                config.hook.pytest_repoexec_round_finished(round=finished, revisions=revisions)
+        except GenerationError as exc:
+            config.hook.pytest_repoexec_debugging_stopped(reason=f"the debugging rounds stopped: {exc}")

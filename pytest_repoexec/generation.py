@@ -1,5 +1,5 @@
 """Generators and where they come from: the contract, the registry filled through hooks, and the files
-that carry completions (a replay file, and the controller's hand-off to xdist workers)."""
+that carry completions (``replay:`` files and ``--repoexec-save-completions``)."""
 
 from __future__ import annotations
 
@@ -23,8 +23,16 @@ class GenerationError(Exception):
 
 
 class Generator(Protocol):
-    def generate(self, problems: Sequence[Problem], samples: int | None) -> Mapping[str, list[str]]:
-        """Completions for every problem (``samples`` per problem when the generator samples)."""
+    """Makes the completions of a run. The engine asks ``count`` of every collected problem while collecting
+    (the items are its samples), then calls ``generate`` once, on the controller, with the problems that the
+    run selected (``-k``, ``-m``, ``--deselect``, ``--lf``...), so that a model is asked only about those."""
+
+    def count(self, problem: Problem, limit: int | None) -> int:
+        """How many completions ``generate`` will give for ``problem``, at most ``limit`` when it is set.
+        Called before any completion exists: it must not ask a model."""
+
+    def generate(self, problems: Sequence[Problem], limit: int | None) -> Mapping[str, Sequence[str]]:
+        """``count(problem, limit)`` completions of every problem, by problem id."""
 
 
 GeneratorFactory = Callable[[str | None, pytest.Config], Generator]
@@ -50,6 +58,13 @@ class GeneratorRegistry:
 
     def entries(self) -> list[GeneratorEntry]:
         return sorted(self._entries.values(), key=lambda entry: entry.name)
+
+    @classmethod
+    def from_hooks(cls, config: pytest.Config) -> GeneratorRegistry:
+        """Every generator that the loaded plugins and conftest files add."""
+        registry = cls()
+        config.hook.pytest_repoexec_add_generators(registry=registry)
+        return registry
 
     def create(self, spec: str, config: pytest.Config) -> Generator:
         name, _, argument = spec.partition(":")

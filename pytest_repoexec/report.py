@@ -1,40 +1,102 @@
-"""The controller's view of a run: results gathered from every report, the summary table, the JSON report."""
+"""The controller's view of a run: results gathered from every report, the summary table, the JSON report.
+
+Each mode's session registers one collector on the controller (under xdist, it sees every worker's reports).
+"""
 
 from __future__ import annotations
 
 import json
 import os
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from . import transport
 from .debugging import Revision, Round
-from .fixer import FIX_PROPERTY, FixResult
-from .gate import GATE_ITEM_PROPERTY, GATE_PROPERTY, GateResult
+from .fixer import FixResult
+from .gate import GateResult
 from .metrics import KS, Summary, error_counts, mean, summarise
-from .results import SAMPLE_PROPERTY, USER_PROPERTY, SampleResult
+from .results import SampleResult
+from .settings import Settings
 
 
-class ResultsCollector:
-    """Registered on the controller only; under xdist it sees the reports of every worker."""
+class Collector:
+    """What both collectors share: items that gave no result, the JSON report at the end, its path in the
+    summary. A subclass says which reports are its own, what it reads from them and what it writes."""
 
-    def __init__(self, config: pytest.Config) -> None:
-        self.config = config
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.errors: dict[str, str] = {}  # items of ours that gave no result (environment, layout), by node id
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if not self.owns(report):
+            return  # a plain test in the same session
+        if not self.read(report) and report.failed:
+            self.errors.setdefault(report.nodeid, transport.crash_message(report))
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        lines = self.summary()
+        if not lines:
+            return
+        for line in lines:
+            if isinstance(line, tuple):
+                terminalreporter.write_sep(*line)
+            else:
+                terminalreporter.write_line(line)
+        if self.settings.report is not None:
+            terminalreporter.write_line(f"report: {self.settings.report}")
+
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        document = self.document()
+        if self.settings.report is not None and document is not None:
+            _write_json(self.settings.report, document)
+
+    def owns(self, report: pytest.TestReport) -> bool:
+        raise NotImplementedError
+
+    def read(self, report: pytest.TestReport) -> bool:
+        """Take what the report carries; whether it carried a result."""
+        raise NotImplementedError
+
+    def summary(self) -> list[str | tuple[str, str]]:
+        """Lines of the terminal summary (a tuple is a separator line: character and title)."""
+        raise NotImplementedError
+
+    def document(self) -> dict[str, Any] | None:
+        """The JSON report, or None when there is nothing to report."""
+        raise NotImplementedError
+
+
+class ResultsCollector(Collector):
+    """A scoring run's samples, and the debugging rounds when there are some."""
+
+    def __init__(self, settings: Settings) -> None:
+        super().__init__(settings)
         self.results: dict[str, SampleResult] = {}
-        self.errors: dict[str, str] = {}  # samples that could not run (environment, layout), by node id
-        self.rounds: list[Round] = []  # filled by the debugging phase, when there is one
+        self.rounds: list[Round] = []
         self.revisions: list[Revision] = []
         self.debug_error: str | None = None
 
-    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        properties = dict(report.user_properties)
-        if SAMPLE_PROPERTY not in properties:
-            return  # not a sample: a plain test in the same session
-        if USER_PROPERTY in properties:
-            self.results[report.nodeid] = SampleResult.from_dict(properties[USER_PROPERTY])
-        if report.failed and report.nodeid not in self.results:  # no verdict: the sample could not run
-            self.errors[report.nodeid] = _crash_message(report)
+    def owns(self, report: pytest.TestReport) -> bool:
+        return transport.is_sample(report)
+
+    def read(self, report: pytest.TestReport) -> bool:
+        result = transport.sample_result(report)
+        if result is not None:
+            self.results[report.nodeid] = result
+            self.errors.pop(report.nodeid, None)
+        return report.nodeid in self.results
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_repoexec_round_finished(self, round: Round, revisions: Sequence[Revision]) -> None:
+        self.rounds.append(round)
+        self.revisions += revisions
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_repoexec_debugging_stopped(self, reason: str) -> None:
+        self.debug_error = reason
 
     def ordered(self) -> list[SampleResult]:
         """The results that count, in problem and sample order; known failures are kept out."""
@@ -43,48 +105,64 @@ class ResultsCollector:
     def known_failures(self) -> dict[str, str]:
         return {r.problem: r.known_failure for r in self.results.values() if r.known_failure}
 
-    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+    def summary(self) -> list[str | tuple[str, str]]:
         if not self.results and not self.errors:
-            return
-        model = self.config.getoption("repoexec_model")
-        terminalreporter.write_sep("=", f"repoexec: {model}")
-        for line in render_table(self.ordered()):
-            terminalreporter.write_line(line)
-        errors = error_counts(self.ordered())
+            return []
+        results = self.ordered()
+        lines: list[str | tuple[str, str]] = [("=", f"repoexec: {self.settings.model}"), *render_table(results)]
+        errors = error_counts(results)
         if errors:
-            terminalreporter.write_line(
-                "failed samples by error: " + ", ".join(f"{name} {count}" for name, count in errors.items())
-            )
-        empty = sum(r.empty for r in self.ordered())
+            lines.append("failed samples by error: " + ", ".join(f"{name} {count}" for name, count in errors.items()))
+        empty = sum(r.empty for r in results)
         if empty:
-            terminalreporter.write_line(f"empty completions (a body of only a docstring or pass): {empty} samples")
+            lines.append(f"empty completions (a body of only a docstring or pass): {empty} samples")
         if self.rounds:
-            terminalreporter.write_line("")
-            for line in render_rounds(self.rounds):
-                terminalreporter.write_line(line)
+            lines += ["", *render_rounds(self.rounds)]
         if self.debug_error:
-            terminalreporter.write_line(self.debug_error, red=True)
+            lines.append(self.debug_error)
         known = self.known_failures()
         if known:
-            terminalreporter.write_line(f"known failures (run as xfail, left out of the metrics): {len(known)} problems")
+            lines.append(f"known failures (run as xfail, left out of the metrics): {len(known)} problems")
         if self.errors:
-            terminalreporter.write_line(f"{len(self.errors)} samples could not run (left out of the metrics):")
-            for nodeid, message in list(self.errors.items())[:10]:
-                terminalreporter.write_line(f"  {nodeid}: {message.splitlines()[0][:200]}")
-        path = self.config.getoption("repoexec_report")
-        if path:
-            terminalreporter.write_line(f"report: {path}")
+            lines.append(f"{len(self.errors)} samples could not run (left out of the metrics):")
+            lines += [f"  {nodeid}: {message.splitlines()[0][:200]}" for nodeid, message in list(self.errors.items())[:10]]
+        return lines
 
-    def pytest_sessionfinish(self, session: pytest.Session) -> None:
-        path = self.config.getoption("repoexec_report")
-        if path and (self.results or self.errors):
-            write_report(Path(self.config.invocation_params.dir, path), self.config, self)
-
-
-def _crash_message(report: pytest.TestReport) -> str:
-    """Why an item that gave no result failed: the exception's message, else the whole report."""
-    crash = getattr(report.longrepr, "reprcrash", None)
-    return (crash.message if crash else str(report.longrepr)).strip()[:4000]
+    def document(self) -> dict[str, Any] | None:
+        if not self.results and not self.errors:
+            return None
+        results = self.ordered()
+        report: dict[str, Any] = {
+            "model": self.settings.model,
+            "metrics": summarise(results).as_metrics(),
+            "projects": {
+                name: {"problems": s.problems, "samples": s.samples, **s.as_metrics()}
+                for name, group in _by_project(results).items()
+                for s in [summarise(group)]
+            },
+            "errors": error_counts(results),
+            "empty": sum(r.empty for r in results),
+            "samples": [result.to_dict() for result in results],
+            "known_failures": [
+                result.to_dict() for result in sorted(self.results.values(), key=lambda r: (r.problem, r.sample))
+                if result.known_failure
+            ],
+            "not_run": [{"item": nodeid, "reason": reason} for nodeid, reason in self.errors.items()],
+        }
+        if self.rounds or self.debug_error:
+            report["debugging"] = {
+                "rounds": [
+                    {"round": entry.number, "revised": entry.revised, "fixed": entry.fixed,
+                     "pass@1": summary.pass_at.get(1), "DIR": summary.dir}
+                    for entry in self.rounds for summary in [summarise(entry.results)]
+                ],
+                "revisions": [
+                    {"round": revision.round, "completion": revision.completion, **revision.result.to_dict()}
+                    for revision in self.revisions
+                ],
+                "error": self.debug_error,
+            }
+        return report
 
 
 def _by_project(results: list[SampleResult]) -> dict[str, list[SampleResult]]:
@@ -127,94 +205,53 @@ def _percent(value: float | None) -> str:
     return "-" if value is None else f"{100 * value:.2f}"
 
 
-def write_report(path: Path, config: pytest.Config, collector: ResultsCollector) -> None:
-    results = collector.ordered()
-    report = {
-        "model": config.getoption("repoexec_model"),
-        "metrics": summarise(results).as_metrics(),
-        "projects": {
-            name: {"problems": s.problems, "samples": s.samples, **s.as_metrics()}
-            for name, group in _by_project(results).items()
-            for s in [summarise(group)]
-        },
-        "errors": error_counts(results),
-        "empty": sum(r.empty for r in results),
-        "samples": [result.to_dict() for result in results],
-        "known_failures": [
-            result.to_dict() for result in sorted(collector.results.values(), key=lambda r: (r.problem, r.sample))
-            if result.known_failure
-        ],
-        "not_run": [{"item": nodeid, "reason": reason} for nodeid, reason in collector.errors.items()],
-    }
-    if collector.rounds or collector.debug_error:
-        report["debugging"] = {
-            "rounds": [
-                {"round": entry.number, "revised": entry.revised, "fixed": entry.fixed,
-                 "pass@1": summary.pass_at.get(1), "DIR": summary.dir}
-                for entry in collector.rounds for summary in [summarise(entry.results)]
-            ],
-            "revisions": [
-                {"round": revision.round, "completion": revision.completion, **revision.result.to_dict()}
-                for revision in collector.revisions
-            ],
-            "error": collector.debug_error,
-        }
-    _write_json(path, report)
+class GateCollector(Collector):
+    """An admission-gate run (or the fixer's): each problem's verdict, the means, the fixer's diffs."""
 
-
-class GateCollector:
-    """The controller's view of an admission-gate run: each problem's verdict, the means, the fixer's diffs."""
-
-    def __init__(self, config: pytest.Config) -> None:
-        self.config = config
+    def __init__(self, settings: Settings) -> None:
+        super().__init__(settings)
         self.results: dict[str, GateResult] = {}
         self.known: set[str] = set()  # problems whose reference is known to fail here (run as xfail)
         self.fixes: dict[str, FixResult] = {}
-        self.errors: dict[str, str] = {}  # problems whose gate could not run, or that the fixer gave up on
 
-    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        properties = dict(report.user_properties)
-        if GATE_PROPERTY in properties:
-            result = GateResult.from_dict(properties[GATE_PROPERTY])
-            self.results[result.problem] = result
-            if hasattr(report, "wasxfail"):
-                self.known.add(result.problem)
-        if FIX_PROPERTY in properties:
-            fix = FixResult.from_dict(properties[FIX_PROPERTY])
+    def owns(self, report: pytest.TestReport) -> bool:
+        return transport.is_gate_item(report)
+
+    def read(self, report: pytest.TestReport) -> bool:
+        fix = transport.fix_result(report)
+        if fix is not None:
             self.fixes[fix.problem] = fix
-        if GATE_ITEM_PROPERTY in properties and report.failed and GATE_PROPERTY not in properties:
-            self.errors[report.nodeid] = _crash_message(report)
+        result = transport.gate_result(report)
+        if result is None:
+            return False
+        self.results[result.problem] = result
+        if hasattr(report, "wasxfail"):
+            self.known.add(result.problem)
+        return True
 
-    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+    def summary(self) -> list[str | tuple[str, str]]:
+        lines: list[str | tuple[str, str]] = []
         for fix in self.fixes.values():
-            terminalreporter.write_sep("-", f"assertion fixer: {fix.problem}")
-            for line in [*fix.fixed, *(f"removed {entry}" for entry in fix.removed)]:
-                terminalreporter.write_line(f"  {line}")
-            terminalreporter.write_line(fix.diff.rstrip() or "  (nothing to change)")
+            lines.append(("-", f"assertion fixer: {fix.problem}"))
+            lines += [f"  {line}" for line in [*fix.fixed, *(f"removed {entry}" for entry in fix.removed)]]
+            lines.append(fix.diff.rstrip() or "  (nothing to change)")
         if not self.results and not self.errors:
-            return
-        terminalreporter.write_sep("=", "repoexec: admission gate")
-        for line in render_gate(list(self.results.values()), self.known):
-            terminalreporter.write_line(line)
-        for nodeid, message in self.errors.items():
-            terminalreporter.write_line(f"not checked: {nodeid}: {message.splitlines()[0][:200]}")
-        path = self.config.getoption("repoexec_report")
-        if path:
-            terminalreporter.write_line(f"report: {path}")
+            return lines
+        lines += [("=", "repoexec: admission gate"), *render_gate(list(self.results.values()), self.known)]
+        lines += [f"not checked: {nodeid}: {message.splitlines()[0][:200]}" for nodeid, message in self.errors.items()]
+        return lines
 
-    def pytest_sessionfinish(self, session: pytest.Session) -> None:
-        path = self.config.getoption("repoexec_report")
-        if not path or not (self.results or self.errors):
-            return
+    def document(self) -> dict[str, Any] | None:
+        if not self.results and not self.errors:
+            return None
         results = sorted(self.results.values(), key=lambda r: r.problem)
-        report = {
-            "mode": "fix-assertions" if self.fixes else "validate",
+        return {
+            "mode": self.settings.mode.value,
             "summary": gate_summary(results, self.known),
             "problems": [result.to_dict() | {"known_failure": result.problem in self.known} for result in results],
             "fixes": [fix.to_dict() for fix in self.fixes.values()],
             "not_checked": [{"item": nodeid, "reason": reason} for nodeid, reason in self.errors.items()],
         }
-        _write_json(Path(self.config.invocation_params.dir, path), report)
 
 
 def gate_summary(results: list[GateResult], known: set[str]) -> dict[str, Any]:

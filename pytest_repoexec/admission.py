@@ -1,0 +1,86 @@
+"""The admission gate (``--repoexec-validate``) and the assertion fixer (``--repoexec-fix-assertions``) as a
+session: one item per problem, which checks the problem's tests against its reference (``gate.check``), after
+fixing them first in the fixer's mode. No generator is involved.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from . import transport
+from .collection import ProblemFile, ProblemLoader
+from .environment import EnvironmentBuildError, Environments
+from .executor import ProblemLayoutError, SubprocessExecutor
+from .fixer import FixError, fix_assertions
+from .gate import check
+from .problem import PROBLEM_MANIFEST, ManifestError, Problem, load_problem
+from .report import GateCollector
+from .settings import Mode, Settings
+
+
+class GateSession:
+    """Registered in every process of a gate or fixer run; the controller also owns the gate's collector."""
+
+    def __init__(self, config: pytest.Config, settings: Settings) -> None:
+        self.settings = settings
+        self.loader = ProblemLoader()
+        self.environments = Environments(settings.cache)
+        self.executor = SubprocessExecutor(settings.test_timeout, settings.sample_timeout)
+        if not hasattr(config, "workerinput"):
+            config.pluginmanager.register(GateCollector(settings), "repoexec-gate")
+
+    def pytest_collect_file(self, file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+        if file_path.name != PROBLEM_MANIFEST:
+            return None
+        return ProblemFile.from_parent(parent, path=file_path, make_items=self._item, loader=self.loader)
+
+    def _item(self, parent: ProblemFile, problem: Problem) -> Iterator[GateItem]:
+        yield GateItem.from_parent(parent, name=problem.name, problem=problem, gate=self)
+
+    def check(self, problem: Problem, item: GateItem) -> None:
+        env = self.environments.get(problem.project)
+        if self.settings.mode is Mode.FIX:
+            try:
+                fixed = fix_assertions(problem, env, self.executor)
+            except FixError as exc:
+                raise GateFailed([f"the assertion fixer: {exc}"]) from None
+            item.user_properties.append((transport.FIX_RESULT, fixed.to_dict()))
+            problem = load_problem(problem.manifest)  # the test module and count the fixer wrote
+        result = check(problem, env, self.executor, self.settings.gate)
+        item.user_properties.append((transport.GATE_RESULT, result.to_dict()))
+        if not result.passed:
+            raise GateFailed(list(result.reasons))
+
+
+class GateItem(pytest.Item):
+    """A problem's admission gate, after its fixer in the fixer's mode."""
+
+    def __init__(self, *, problem: Problem, gate: GateSession, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.problem, self.gate = problem, gate
+        self.user_properties.append((transport.GATE_ITEM, problem.id))
+
+    def runtest(self) -> None:
+        self.gate.check(self.problem, self)
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException]) -> str:  # type: ignore[override]
+        if isinstance(excinfo.value, GateFailed):
+            return f"{self.problem.id} fails the admission gate:\n" + "\n".join(
+                f"  - {reason}" for reason in excinfo.value.reasons
+            )
+        if isinstance(excinfo.value, (EnvironmentBuildError, ProblemLayoutError, ManifestError)):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo)
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        return self.path, None, f"{self.problem.id} admission gate"
+
+
+class GateFailed(Exception):
+    def __init__(self, reasons: list[str]) -> None:
+        super().__init__("; ".join(reasons))
+        self.reasons = reasons

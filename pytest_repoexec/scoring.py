@@ -1,0 +1,184 @@
+"""Scoring a generator, the default mode: every completion of every selected problem against its tests.
+
+The data path: problems are collected as items ``(problem, sample index)``, as many as the generator says it
+will give; once pytest has applied the run's selection (``-k``, ``-m``, ``--deselect``, ``--lf``, node ids), the
+generator is called once with the selected problems; each item then splices its completion into the module,
+runs the tests (``evaluation.evaluate``) and puts its result on its report, which the controller's
+``ResultsCollector`` turns into metrics.
+
+Under xdist the controller collects too (``selection.collect_on_controller``), only to learn the selection
+before the workers start, and hands the completions to them in ``workerinput``.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from . import transport
+from .collection import ProblemFile, ProblemLoader
+from .debugging import DebugPhase
+from .environment import EnvironmentBuildError, Environments, ProjectEnv
+from .evaluation import Evaluation, evaluate
+from .executor import ProblemLayoutError, SubprocessExecutor
+from .failure import SampleFailed, describe_failure
+from .generation import GenerationError, Generator, GeneratorRegistry
+from .problem import PROBLEM_MANIFEST, ManifestError, Problem
+from .report import ResultsCollector
+from .selection import Unread, collect_on_controller
+from .settings import Settings
+
+
+class ScoringSession:
+    """Registered in every process of a scoring run; the controller also owns the results collector and, with
+    ``--repoexec-debug-rounds``, the debugging phase."""
+
+    def __init__(self, config: pytest.Config, settings: Settings) -> None:
+        self.config, self.settings = config, settings
+        self.loader = ProblemLoader()
+        self.environments = Environments(settings.cache)
+        self.executor = SubprocessExecutor(settings.test_timeout, settings.sample_timeout)
+        self.generator: Generator | None = None
+        self.counts: dict[str, int] = {}  # samples of each collected problem, by id
+        self.completions: dict[str, list[str]] | None = None  # of the selected problems, once generated
+        self.selected: dict[str, Problem] = {}
+        self.quiet = False  # while the controller collects only to learn the selection
+        self.session: pytest.Session | None = None
+        self._environment_lock = threading.Lock()
+        handed = getattr(config, "workerinput", None)
+        if handed is not None:  # an xdist worker: the controller counted and generated
+            self.counts = dict(handed.get(transport.COUNTS, {}))
+            self.completions = dict(handed.get(transport.COMPLETIONS, {}))
+        else:
+            config.pluginmanager.register(ResultsCollector(settings), "repoexec-results")
+
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        self.session = session
+        if self.completions is not None:
+            return
+        config = self.config
+        self.generator = GeneratorRegistry.from_hooks(config).create(self.settings.model, config)
+        if self.settings.debug_rounds:
+            if not hasattr(self.generator, "revise"):
+                raise pytest.UsageError(
+                    f"--repoexec-debug-rounds needs a model to answer the debugging prompts; {self.settings.model} "
+                    "cannot (use a model generator: openai:, hf:, vllm: or an alias)"
+                )
+            config.pluginmanager.register(DebugPhase(self.settings, self.generator, self), "repoexec-debugging")
+
+    def pytest_ignore_collect(self, collection_path: Path, config: pytest.Config) -> bool | None:
+        """While the controller learns the selection it reads problem manifests and nothing else."""
+        if self.quiet and collection_path.is_file() and collection_path.name != PROBLEM_MANIFEST:
+            return True
+        return None
+
+    def pytest_pycollect_makemodule(self, module_path: Path, parent: pytest.Collector) -> pytest.File | None:
+        return Unread.from_parent(parent, path=module_path) if self.quiet else None
+
+    def pytest_collect_file(self, file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+        if file_path.name != PROBLEM_MANIFEST:
+            return None
+        return ProblemFile.from_parent(parent, path=file_path, make_items=self._samples, loader=self.loader,
+                                       quiet=self.quiet)
+
+    def _samples(self, parent: ProblemFile, problem: Problem) -> Iterator[SampleItem]:
+        for index in range(self._count(problem)):
+            yield SampleItem.from_parent(parent, name=f"{problem.name}[{index}]", problem=problem, sample=index,
+                                         scoring=self)
+
+    def _count(self, problem: Problem) -> int:
+        if problem.id not in self.counts:
+            if self.generator is None:
+                raise ManifestError(problem.manifest, "(samples)", "the xdist controller did not collect this problem")
+            count = self.generator.count(problem, self.settings.samples)
+            self.counts[problem.id] = count if self.settings.samples is None else min(count, self.settings.samples)
+        return self.counts[problem.id]
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        """The selection is known: ask the generator about exactly the selected problems, once."""
+        if self.completions is not None or session.config.option.collectonly:
+            return
+        self.selected = {item.problem.id: item.problem for item in session.items if isinstance(item, SampleItem)}
+        self.completions = self._generate(list(self.selected.values())) if self.selected else {}
+
+    def _generate(self, problems: list[Problem]) -> dict[str, list[str]]:
+        assert self.generator is not None
+        spec = self.settings.model
+        try:
+            made = self.generator.generate(problems, self.settings.samples)
+        except GenerationError as exc:
+            raise pytest.UsageError(f"--repoexec-model={spec}: {exc}") from None
+        completions = {problem.id: list(made.get(problem.id, ()))[: self.counts[problem.id]] for problem in problems}
+        short = [f"{problem.id} ({len(completions[problem.id])} of {self.counts[problem.id]})"
+                 for problem in problems if len(completions[problem.id]) < self.counts[problem.id]]
+        if short:
+            raise pytest.UsageError(f"--repoexec-model={spec} gave fewer completions than it announced for "
+                                    + ", ".join(short))
+        return completions
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_setupnodes(self, config: pytest.Config, specs: Any) -> None:
+        """Before any worker starts: the controller collects, so that generation sees the selection."""
+        assert self.session is not None
+        self.quiet = True
+        try:
+            collect_on_controller(self.session)
+        finally:
+            self.quiet = False
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_configure_node(self, node: Any) -> None:
+        node.workerinput[transport.COUNTS] = self.counts
+        node.workerinput[transport.COMPLETIONS] = self.completions or {}
+
+    # What the debugging phase asks of the samples it revises.
+
+    def problem(self, problem_id: str) -> Problem:
+        return self.selected[problem_id]
+
+    def completion(self, problem_id: str, sample: int) -> str:
+        assert self.completions is not None
+        return self.completions[problem_id][sample]
+
+    def judge(self, problem: Problem, sample: int, completion: str) -> Evaluation:
+        return evaluate(problem, sample, completion, self.environment(problem), self.executor)
+
+    def environment(self, problem: Problem) -> ProjectEnv:
+        with self._environment_lock:  # debugging rounds judge in threads: one builds, the others wait
+            return self.environments.get(problem.project)
+
+
+class SampleItem(pytest.Item):
+    """One completion of one problem, run against the problem's tests in the project's environment."""
+
+    def __init__(self, *, problem: Problem, sample: int, scoring: ScoringSession, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.problem, self.sample, self.scoring = problem, sample, scoring
+        self.user_properties.append((transport.SAMPLE, problem.id))
+
+    def setup(self) -> None:
+        self.scoring.environment(self.problem)  # built (or found) here: a build that fails is a setup error
+
+    def runtest(self) -> None:
+        completions = self.scoring.completions or {}
+        if self.problem.id not in completions:
+            raise ManifestError(self.problem.manifest, "(completions)",
+                                f"no completions were handed over for {self.problem.id}")
+        evaluation = self.scoring.judge(self.problem, self.sample, completions[self.problem.id][self.sample])
+        self.user_properties.append((transport.SAMPLE_RESULT, evaluation.result.to_dict()))
+        if not evaluation.result.passed:
+            raise SampleFailed(self.problem, evaluation)
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException]) -> str:  # type: ignore[override]
+        if isinstance(excinfo.value, SampleFailed):
+            return describe_failure(excinfo.value, self.config)
+        if isinstance(excinfo.value, (EnvironmentBuildError, ProblemLayoutError, ManifestError)):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo)
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        return self.path, None, f"{self.problem.id} sample {self.sample}"

@@ -1,0 +1,129 @@
+"""The engine's command-line options, and the frozen settings read from them once, in ``pytest_configure``.
+
+The run's mode is decided here and nowhere else: scoring a model (the default), the admission gate
+(``--repoexec-validate``) or the assertion fixer (``--repoexec-fix-assertions``). Everything after reads
+``Settings``, never the options.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from .environment import default_cache_dir
+from .gate import GateSettings
+
+DEFAULT_MODEL = "reference"
+
+
+class Mode(enum.Enum):
+    SCORE = "score"  # run every completion of a generator against the tests: pass@k, DIR, TR
+    VALIDATE = "validate"  # the admission gate on each problem's reference
+    FIX = "fix-assertions"  # the assertion fixer, then the gate
+
+
+def add_options(parser: pytest.Parser) -> None:
+    group = parser.getgroup("repoexec", "repository-level code generation benchmarks")
+    group.addoption("--repoexec-model", default=DEFAULT_MODEL, metavar="NAME[:ARG]",
+                    help="generator of the completions: reference (default), replay:PATH, ...")
+    group.addoption("--repoexec-n", type=int, default=None, metavar="N", help="at most N samples per problem")
+    group.addoption("--repoexec-cache", default=None, metavar="DIR",
+                    help="where project sources and virtualenvs are kept (default: the user cache folder)")
+    group.addoption("--repoexec-report", default=None, metavar="PATH", help="write metrics and samples as JSON")
+    group.addoption("--repoexec-timeout", type=float, default=5.0, metavar="SECONDS",
+                    help="limit for each inner test (default 5)")
+    group.addoption("--repoexec-sample-timeout", type=float, default=120.0, metavar="SECONDS",
+                    help="wall-clock limit for all the tests of one sample (default 120)")
+    group.addoption("--repoexec-validate", action="store_true",
+                    help="run the admission gate on each problem's reference instead of scoring a model")
+    group.addoption("--repoexec-fix-assertions", action="store_true",
+                    help="rewrite failing expected values with the reference's output, then run the gate")
+    group.addoption("--repoexec-reruns", type=int, default=10, metavar="N",
+                    help="gate: runs of each test to find flaky ones (default 10)")
+    group.addoption("--repoexec-min-coverage", type=float, default=40.0, metavar="PERCENT",
+                    help="gate: least line coverage of the function by its tests (default 40)")
+    group.addoption("--repoexec-min-mutation", type=float, default=None, metavar="PERCENT",
+                    help="gate: least share of mutants killed (default: reported, not enforced)")
+    group.addoption("--repoexec-mutants", type=int, default=10, metavar="N",
+                    help="gate: at most N mutants of each reference (default 10; 0: none)")
+    group.addoption("--repoexec-debug-rounds", type=int, default=0, metavar="R",
+                    help="send failing samples back to the model R times with the test and error (the paper: 3)")
+
+
+@dataclass(frozen=True)
+class Settings:
+    mode: Mode
+    model: str
+    samples: int | None  # at most this many samples per problem; None: what the generator gives
+    cache: Path
+    report: Path | None  # the JSON report, absolute
+    test_timeout: float
+    sample_timeout: float
+    debug_rounds: int
+    context: str  # the dependency context of debugging prompts (the generators' --repoexec-context)
+    workers: int  # xdist workers, or 1: how many samples a debugging round judges at once
+    gate: GateSettings = field(default_factory=GateSettings)
+
+    @classmethod
+    def from_config(cls, config: pytest.Config) -> Settings:
+        option = config.getoption
+        samples, rounds = option("repoexec_n"), option("repoexec_debug_rounds")
+        if samples is not None and samples < 1:
+            raise pytest.UsageError(f"--repoexec-n must be at least 1, got {samples}")
+        if rounds < 0:
+            raise pytest.UsageError("--repoexec-debug-rounds must be 0 or more")
+        if option("repoexec_reruns") < 2:
+            raise pytest.UsageError("--repoexec-reruns must be at least 2: flakiness shows between runs")
+        if option("repoexec_mutants") < 0:
+            raise pytest.UsageError("--repoexec-mutants must be 0 or more")
+        for name in ("repoexec_timeout", "repoexec_sample_timeout"):
+            if option(name) <= 0:
+                raise pytest.UsageError(f"--{name.replace('_', '-')} must be more than 0 seconds")
+        cache, report = option("repoexec_cache"), option("repoexec_report")
+        workers = option("numprocesses", None)
+        return cls(
+            mode=_mode(config),
+            model=option("repoexec_model"),
+            samples=samples,
+            cache=Path(cache).resolve() if cache else default_cache_dir(),
+            report=Path(config.invocation_params.dir, report) if report else None,
+            test_timeout=option("repoexec_timeout"),
+            sample_timeout=option("repoexec_sample_timeout"),
+            debug_rounds=rounds,
+            context=option("repoexec_context", "full"),
+            workers=workers if isinstance(workers, int) and workers > 0 else 1,
+            gate=GateSettings(
+                reruns=option("repoexec_reruns"),
+                min_coverage=option("repoexec_min_coverage"),
+                min_mutation=option("repoexec_min_mutation"),
+                mutants=option("repoexec_mutants"),
+            ),
+        )
+
+
+def _mode(config: pytest.Config) -> Mode:
+    """The one mode of the run; options that belong to different modes are refused together."""
+    chosen = [flag for flag, name in (("--repoexec-validate", "repoexec_validate"),
+                                      ("--repoexec-fix-assertions", "repoexec_fix_assertions"))
+              if config.getoption(name)]
+    scoring = []
+    if config.getoption("repoexec_model") != DEFAULT_MODEL:
+        scoring.append(f"--repoexec-model={config.getoption('repoexec_model')}")
+    if config.getoption("repoexec_debug_rounds"):
+        scoring.append(f"--repoexec-debug-rounds={config.getoption('repoexec_debug_rounds')}")
+    if len(chosen) == 2:
+        raise pytest.UsageError(
+            "--repoexec-validate and --repoexec-fix-assertions cannot be used together: "
+            "--repoexec-fix-assertions runs the gate after fixing (use it alone)"
+        )
+    if chosen and scoring:
+        raise pytest.UsageError(
+            f"{chosen[0]} and {scoring[0]} cannot be used together: {chosen[0]} checks the problems' "
+            "references, and takes no model and no debugging rounds"
+        )
+    if not chosen:
+        return Mode.SCORE
+    return Mode.FIX if chosen[0] == "--repoexec-fix-assertions" else Mode.VALIDATE
