@@ -12,7 +12,6 @@ from mini_project import SCALED_TESTS
 from pytest_repoexec.problem import load_problem
 from pytest_repoexec.prompts import debug_prompt, header
 
-pytest.importorskip("openai")
 
 FIRST = {"scaled": "    return value * SCALE\n", "swap": "    return pair\n"}  # both wrong
 FIXES = {"scaled": ["    return clamp(value * SCALE, 0, 100)\n"],  # right in round 1

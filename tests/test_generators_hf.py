@@ -5,18 +5,16 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
+import torch
 
-torch = pytest.importorskip("torch")
-pytest.importorskip("transformers")
-
-from generators.hf import TransformersBackend  # noqa: E402
-from generators.model import ModelGenerator, Sampling, Settings  # noqa: E402
-from mini_project import write_mini_project  # noqa: E402
-from pytest_repoexec.candidate import make_candidate  # noqa: E402
-from pytest_repoexec.postprocess import STOP_SEQUENCES, cut_at_stop  # noqa: E402
-from pytest_repoexec.problem import load_problem  # noqa: E402
-from pytest_repoexec.prompts import build_prompt  # noqa: E402
-from tiny_model import write_tiny_model  # noqa: E402
+from generators.hf import TransformersBackend
+from generators.model import ModelGenerator, Sampling, Settings
+from mini_project import write_mini_project
+from pytest_repoexec.candidate import make_candidate
+from pytest_repoexec.postprocess import STOP_SEQUENCES, cut_at_stop
+from pytest_repoexec.problem import load_problem
+from pytest_repoexec.prompts import build_prompt
+from tiny_model import write_tiny_model
 
 NOISE = Sampling(temperature=3.0, top_p=1.0, max_tokens=40, stop=STOP_SEQUENCES)  # near-uniform over the tokens
 ARGMAX = dataclasses.replace(NOISE, temperature=1.0, top_p=1e-6)  # the nucleus is the likeliest token alone

@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+import openai
 import pytest
 
 from conftest import SHIPPED
@@ -16,7 +17,6 @@ from pytest_repoexec.postprocess import STOP_SEQUENCES
 from pytest_repoexec.problem import load_problem
 from pytest_repoexec.prompts import build_prompt
 
-openai = pytest.importorskip("openai")
 
 
 @pytest.fixture

@@ -58,7 +58,6 @@ def test_the_engine_starts_only_for_completions_not_in_the_cache(problems, tmp_p
 
 
 def test_instruct_prompts_are_put_in_the_models_chat_template(problems, tmp_path):
-    pytest.importorskip("transformers")
     from tiny_model import tiny_tokenizer
 
     folder = tmp_path / "model"
@@ -72,7 +71,7 @@ def test_instruct_prompts_are_put_in_the_models_chat_template(problems, tmp_path
 
 def test_without_vllm_the_error_suggests_hf_and_openai(pytester, mini):
     if importlib.util.find_spec("vllm") is not None:
-        pytest.skip("vLLM is installed here")
+        pytest.skip("platform: vLLM is installed here, and this test is of its absence")
     result = pytester.runpytest(str(mini), "--repoexec-model=codellama", "-p", "no:cacheprovider")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([

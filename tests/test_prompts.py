@@ -78,7 +78,6 @@ def test_unknown_style_is_refused(slugify):
 
 
 def test_chat_forms():
-    pytest.importorskip("transformers")
     from tiny_model import tiny_tokenizer
 
     instruct = Prompt("Write f.", "def f():")

@@ -12,7 +12,7 @@ from pytest_repoexec.problem import find_manifests, load_problem
 
 DATA = REPO.parent / "shared" / "repoexec"
 ROOT = DATA / "data_with_test_case"
-pytestmark = pytest.mark.skipif(not ROOT.is_dir(), reason="../shared/repoexec is not beside the checkout")
+pytestmark = pytest.mark.skipif(not ROOT.is_dir(), reason="platform: ../shared/repoexec is not beside the checkout")
 
 # Three projects, every submission: pure-Python releases whose references all pass (see the README's table).
 CI_PROJECTS = ("python-string-utils", "pyMonet", "pytutils")
@@ -103,7 +103,7 @@ def test_a_missing_data_folder_is_a_clear_error(tmp_path, capsys):
 
 def test_hugging_face_form_from_a_local_parquet_copy(tmp_path):
     """A fixture in the shape of Fsoft-AIC/RepoExec (three subsets), written here from two published rows."""
-    pyarrow = pytest.importorskip("pyarrow")
+    import pyarrow
     import pyarrow.parquet as parquet
 
     rows = [json.loads(line) for line in (ROOT / "test-apps+pyMonet" / "pass_data.jsonl").read_text().splitlines()[:2]]

@@ -11,7 +11,6 @@ import pytest
 
 from loopback import LoopbackServer, prompt_of
 
-pytest.importorskip("openai")
 
 RIGHT = {"scaled": "    return clamp(value * SCALE, 0, 100)\n", "swap": "    return (pair[1], pair[0])\n"}
 XDIST = [[], ["-n", "2"]]
