@@ -15,20 +15,21 @@ from dataclasses import dataclass
 from . import syntax
 from .postprocess import extract_code, is_empty_body
 from .problem import Problem
+from .runtime.repoexec_protocol import ErrorType
 
 
 @dataclass(frozen=True)
 class Candidate:
     completion: str
     function: str | None  # the candidate function, dedented; None when none could be made
-    error_type: str | None = None  # why the completion is not a usable function
+    error_type: ErrorType | None = None  # why the completion is not a usable function
     error: str | None = None
 
     @property
     def empty(self) -> bool:
         """Nothing written: a blank completion, or a body of only a docstring, ``pass`` or ``...``."""
         if self.function is None:
-            return self.error_type == "EmptyCompletion"
+            return self.error_type == ErrorType.EMPTY_COMPLETION
         return is_empty_body(self.function)
 
 
@@ -38,7 +39,7 @@ def make_candidate(problem: Problem, completion: str) -> Candidate:
     function = syntax.find_function(code, problem.function_name)
     if function is None:
         if not code.strip():
-            return Candidate(completion, None, "EmptyCompletion", "the completion is empty")
+            return Candidate(completion, None, ErrorType.EMPTY_COMPLETION, "the completion is empty")
         if re.search(rf"^\s*(async\s+)?def\s+{problem.function_name}\b", code, re.MULTILINE):
             function = textwrap.dedent(code)  # a definition too broken to parse: show it as it is
         else:
@@ -46,7 +47,7 @@ def make_candidate(problem: Problem, completion: str) -> Candidate:
     try:
         ast.parse(function)
     except SyntaxError as exc:
-        return Candidate(completion, function, "SyntaxError", f"{exc.msg} (line {exc.lineno})")
+        return Candidate(completion, function, ErrorType.SYNTAX_ERROR, f"{exc.msg} (line {exc.lineno})")
     return Candidate(completion, function)
 
 

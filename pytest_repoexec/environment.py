@@ -35,7 +35,9 @@ from packaging.specifiers import SpecifierSet
 from .problem import Project
 
 COMPLETE_MARKER = ".repoexec-complete"
-RUNTIME_PLUGIN = Path(__file__).with_name("runtime") / "repoexec_inner.py"
+# The inner plugin and the protocol it shares with the engine, imported inside the virtualenv as top-level modules.
+RUNTIME_MODULES = tuple(Path(__file__).with_name("runtime") / name
+                        for name in ("repoexec_inner.py", "repoexec_protocol.py"))
 # What the inner test run needs inside every project's virtualenv; copied from this interpreter, so no network.
 RUNTIME_DISTRIBUTIONS = ("pytest", "pytest-timeout", "coverage")
 _FAR_FUTURE = "2999-12-31T00:00:00Z"
@@ -48,11 +50,17 @@ class EnvironmentBuildError(Exception):
     """A project whose source or virtualenv could not be made; the message carries the tool's output."""
 
 
+class StaleRuntimeError(EnvironmentBuildError):
+    """A cached runtime whose inner plugin speaks another protocol schema than this engine: only clearing
+    the cache folders it names helps, so it fails the sample's item, naming them, instead of judging it."""
+
+
 @dataclass(frozen=True)
 class ProjectEnv:
     project: Project
     source_root: Path  # the materialised tree: never written to by a sample
     python: Path  # the virtualenv's interpreter
+    runtime: Path | None = None  # the inner runtime the virtualenv reaches through its .pth file
 
     @property
     def import_root(self) -> Path:
@@ -95,12 +103,12 @@ class Environments:
         )
         venv = self.cache / "venvs" / f"{project.name}-{env_key}"
         build_once(venv, lambda target: _make_virtualenv(project, target, runtime), self.cache)
-        return ProjectEnv(project, source_root, _interpreter(venv))
+        return ProjectEnv(project, source_root, _interpreter(venv), runtime)
 
     def _runtime(self) -> Path:
         """The inner runner's packages, shared by every virtualenv through a .pth file."""
         dists = _distribution_closure(RUNTIME_DISTRIBUTIONS)
-        key = _digest([f"{d.metadata['Name']}=={d.version}" for d in dists] + [RUNTIME_PLUGIN.read_text()])
+        key = _digest([f"{d.metadata['Name']}=={d.version}" for d in dists] + [m.read_text() for m in RUNTIME_MODULES])
         runtime = self.cache / "runtime" / key
         build_once(runtime, lambda target: _copy_runtime(dists, target), self.cache)
         return runtime
@@ -313,7 +321,8 @@ def _copy_runtime(dists: list[importlib.metadata.Distribution], target: Path) ->
             destination = target / file
             destination.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(dist.locate_file(file), destination)
-    shutil.copy2(RUNTIME_PLUGIN, target / RUNTIME_PLUGIN.name)
+    for module in RUNTIME_MODULES:
+        shutil.copy2(module, target / module.name)
     compileall.compile_dir(target, quiet=2, workers=1)
     (target / "manifest.json").write_text(
         json.dumps({d.metadata["Name"]: d.version for d in dists}, indent=1, sort_keys=True)

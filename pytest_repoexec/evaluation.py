@@ -11,6 +11,7 @@ from .environment import ProjectEnv
 from .executor import Executor, SampleRun, module_file
 from .problem import Problem
 from .results import SampleResult, first_failure, verdict
+from .runtime.repoexec_protocol import ErrorType
 
 
 @dataclass(frozen=True)
@@ -28,7 +29,7 @@ def evaluate(problem: Problem, sample: int, completion: str, env: ProjectEnv, ex
         try:
             module = candidate_module(problem, original, candidate)
         except SyntaxError as exc:
-            error_type = "SyntaxError"
+            error_type = ErrorType.SYNTAX_ERROR
             candidate = dataclasses.replace(candidate, error_type=error_type, error=f"in the module: {exc.msg}")
         else:
             run = executor.run(env, problem, module)

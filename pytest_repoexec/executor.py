@@ -7,7 +7,6 @@ here starts a fresh interpreter and pytest per sample, in a per-sample overlay o
 
 from __future__ import annotations
 
-import json
 import os
 import pwd
 import shutil
@@ -15,12 +14,14 @@ import signal
 import subprocess
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Protocol
 
-from .environment import ProjectEnv
+from .environment import ProjectEnv, StaleRuntimeError
 from .problem import Problem
+from .runtime import repoexec_protocol as protocol
+from .runtime.repoexec_protocol import ErrorType, error_type_of
 
 OUTPUT_LIMIT = 20000
 # The tests see a fixed environment, like the original harness's container: nothing of the caller's shell
@@ -37,7 +38,7 @@ class ProblemLayoutError(Exception):
 class TestOutcome:
     name: str
     outcome: str  # passed, failed, error or skipped
-    error_type: str | None = None
+    error_type: ErrorType | str | None = None  # the engine's kind, or the exception's type name
     message: str | None = None
     longrepr: str | None = None
     duration: float = 0.0
@@ -58,12 +59,13 @@ class RunOptions:
 class SampleRun:
     tests: tuple[TestOutcome, ...]  # the first round's
     collect_errors: tuple[TestOutcome, ...]
-    finished: bool  # the inner session reached its end and wrote its results
+    finished: bool  # the inner session reached its end (its stream has a Finish record)
     timed_out: bool  # the whole sample ran past its wall-clock limit
     returncode: int
     output: str  # the tail of the run's stdout and stderr: for people, never parsed
     duration: float
     deselected: int = 0  # quarantined tests left out
+    collected: int | None = None  # tests to run; None when the process died before collection ended
     rerun_outcomes: tuple[dict[str, str], ...] = ()  # each later round's outcome of each test, by name
     unstable: tuple[tuple[str, int], ...] = ()  # (test, assertion site) whose value changed between rounds
     captures: tuple[dict[str, Any], ...] = ()  # the first round's captured assertion values
@@ -111,7 +113,7 @@ class SubprocessExecutor:
         self, env: ProjectEnv, problem: Problem, sample_root: Path, test_path: Path, scratch: Path, focal: Path,
         options: RunOptions,
     ) -> SampleRun:
-        results = scratch / "results.json"
+        results = scratch / "results.jsonl"
         config = scratch / "pytest.ini"
         config.write_text("[pytest]\n")
         test_timeout = problem.timeout or self.test_timeout
@@ -159,7 +161,14 @@ class SubprocessExecutor:
                 _kill_group(process)  # also whatever the candidate left running in the background
             output.seek(max(0, output.seek(0, os.SEEK_END) - OUTPUT_LIMIT))
             text = output.read().decode("utf-8", "replace")
-        return _read_results(results, timed_out, process.returncode, text, time.monotonic() - started)
+        try:
+            return _read_results(results, timed_out, process.returncode, text, time.monotonic() - started)
+        except protocol.SchemaMismatch as exc:
+            folders = " and ".join(str(path) for path in (env.runtime, env.python.parent.parent) if path)
+            raise StaleRuntimeError(
+                f"project {problem.project.name}: {exc}: the cached inner runtime is stale; delete {folders} "
+                "(they are rebuilt on the next run)"
+            ) from None
 
 
 def _binds(env: ProjectEnv, problem: Problem, sample_root: Path, root: Path, workdir: Path) -> list[str]:
@@ -186,28 +195,94 @@ def _kill_group(process: subprocess.Popen) -> None:
 
 
 def _read_results(path: Path, timed_out: bool, returncode: int, output: str, duration: float) -> SampleRun:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        finished = data.get("finished") is True
-    except (OSError, ValueError):
-        data, finished = {}, False
+    """The run as its stream tells it. Without a Finish record the session did not end, but every test that
+    reported keeps its outcome; the test the process died in counts as failed."""
+    records, intact = _records(path)
+    tests: dict[str, TestOutcome] = {}
+    last_phase: dict[str, str] = {}
+    collect_errors: list[TestOutcome] = []
+    rounds: dict[int, dict[str, str]] = {}
+    collected: protocol.Collected | None = None
+    finish: protocol.Finish | None = None
+    for record in records:
+        if isinstance(record, protocol.Report):
+            tests[record.nodeid] = _fold(tests.get(record.nodeid), record)
+            last_phase[record.nodeid] = record.when
+        elif isinstance(record, protocol.CollectError):
+            collect_errors.append(TestOutcome(record.nodeid, "error", error_type_of(record.error_type),
+                                              record.message, record.longrepr))
+        elif isinstance(record, protocol.RoundOutcome):
+            rounds.setdefault(record.round, {})[_name(record.nodeid)] = record.outcome
+        elif isinstance(record, protocol.Collected):
+            collected = record
+        elif isinstance(record, protocol.Finish):
+            finish = record
+    for nodeid, when in last_phase.items():
+        if when == "teardown" or tests[nodeid].outcome in ("failed", "error"):
+            continue
+        if finish is not None:  # pytest.exit stopped the session inside the test: it did not run to its end
+            del tests[nodeid]
+        else:
+            tests[nodeid] = _died_in(tests[nodeid], when, timed_out)
     return SampleRun(
-        tests=tuple(TestOutcome(**test) for test in data.get("tests", [])),
-        collect_errors=tuple(
-            TestOutcome(error["nodeid"], "error", error["error_type"], error["message"], error["longrepr"])
-            for error in data.get("collect_errors", [])
-        ),
-        finished=finished and not timed_out,
+        tests=tuple(tests.values()),
+        collect_errors=tuple(collect_errors),
+        finished=finish is not None and intact and not timed_out,
         timed_out=timed_out,
         returncode=returncode,
         output=output,
         duration=duration,
-        deselected=data.get("deselected", 0),
-        rerun_outcomes=tuple(data.get("rerun_outcomes", ())),
-        unstable=tuple((test, site) for test, site in data.get("unstable", ())),
-        captures=tuple(data.get("captures", ())),
-        coverage=data.get("coverage"),
+        deselected=collected.deselected if collected else 0,
+        collected=collected.collected if collected else None,
+        rerun_outcomes=tuple(rounds[number] for number in sorted(rounds)),
+        unstable=tuple((test, site) for test, site in finish.unstable) if finish else (),
+        captures=tuple(finish.captures) if finish else (),
+        coverage=finish.coverage if finish else None,
     )
+
+
+def _records(path: Path) -> tuple[list[protocol.Record], bool]:
+    """(the stream's records, whether every line was one). Only the test process writes the stream, so a line
+    that is not a record was written by the code under test: the records before it stand, the run did not
+    end as a session should. A stream of another schema raises SchemaMismatch."""
+    records: list[protocol.Record] = []
+    try:
+        with path.open(encoding="utf-8", errors="replace") as stream:
+            for record in protocol.read(stream):
+                records.append(record)
+    except OSError:  # missing or unreadable: the process died before the inner plugin started, or it was removed
+        pass
+    except protocol.SchemaMismatch:
+        raise
+    except protocol.ProtocolError:
+        return records, False
+    return records, True
+
+
+def _name(nodeid: str) -> str:
+    return nodeid.rpartition("::")[2]
+
+
+def _fold(test: TestOutcome | None, report: protocol.Report) -> TestOutcome:
+    """A test's outcome with one more of its phases: the first failure decides, a skip counts unless one did."""
+    test = test or TestOutcome(_name(report.nodeid), "passed")
+    test = replace(test, duration=test.duration + report.duration)
+    if report.outcome == "skipped" and test.outcome == "passed":
+        return replace(test, outcome="skipped", message=report.message)
+    if report.outcome == "failed" and test.outcome in ("passed", "skipped"):
+        return replace(test, outcome="failed" if report.when == "call" else "error",
+                       error_type=error_type_of(report.error_type), message=report.message,
+                       longrepr=report.longrepr)
+    return test
+
+
+def _died_in(test: TestOutcome, last_phase: str, timed_out: bool) -> TestOutcome:
+    """The test the process died in (it reported no teardown): not passed, whatever its phases said."""
+    kind, why = (
+        (ErrorType.TIMEOUT, "the sample ran past its wall-clock limit during this test") if timed_out
+        else (ErrorType.EARLY_EXIT, "the test process ended during this test")
+    )
+    return replace(test, outcome="error" if last_phase == "call" else "failed", error_type=kind, message=why)
 
 
 def overlay(base: Path, target: Path, files: dict[Path, bytes]) -> None:

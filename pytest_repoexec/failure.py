@@ -11,6 +11,7 @@ import pytest
 from .evaluation import Evaluation
 from .problem import Problem
 from .results import failing_tests
+from .runtime.repoexec_protocol import ErrorType
 
 
 class SampleFailed(Exception):
@@ -33,11 +34,12 @@ def describe_failure(failure: SampleFailed, config: pytest.Config) -> str:
         if run.timed_out:
             lines.append("  the sample ran past its wall-clock limit (--repoexec-sample-timeout) and was killed")
         elif not run.finished:
-            lines.append(f"  the test process ended before its session did (exit status {run.returncode})")
+            started = f", {len(run.tests)} of {run.collected} tests started" if run.collected is not None else ""
+            lines.append(f"  the test process ended before its session did (exit status {run.returncode}{started})")
         for test in failing_tests(run):
             message = (test.message or "").strip().splitlines()
             lines.append(f"  {test.outcome.upper()} {test.name}: {test.error_type or ''} {message[0] if message else ''}")
-        if result.error_type == "TestCountMismatch":
+        if result.error_type == ErrorType.TEST_COUNT_MISMATCH:
             lines.append(f"  {len(run.tests)} tests ran; the problem declares {failure.problem.test_count}")
     if config.get_verbosity() <= 0:
         lines.append("  (-v shows the tracebacks and the candidate beside the reference)")

@@ -27,7 +27,6 @@ from .executor import Executor, RunOptions, module_file
 from .problem import Problem
 from .testmodule import AssertionSite
 
-FIX_PROPERTY = "repoexec-fix"
 LITERAL_LIMIT = 400  # longer values go to a pickle, so that the test stays readable
 MAX_PASSES = 20  # a test stops at its first failing assertion: each pass fixes the next one
 

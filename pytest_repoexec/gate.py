@@ -22,9 +22,6 @@ from .problem import Problem
 from .results import first_failure, verdict
 from .safety import scan
 
-GATE_PROPERTY = "repoexec-gate"  # the key under which a problem's gate result rides on its report
-GATE_ITEM_PROPERTY = "repoexec-gate-item"  # on every gate item's reports: tells them from other tests'
-
 
 @dataclass(frozen=True)
 class GateSettings:

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from math import comb
 
 from .results import SampleResult
+from .runtime.repoexec_protocol import ErrorType
 
 KS = (1, 5, 10)
 
@@ -63,5 +64,5 @@ def error_counts(results: Iterable[SampleResult]) -> dict[str, int]:
     counts: dict[str, int] = defaultdict(int)
     for result in results:
         if not result.passed:
-            counts[result.error_type or "Error"] += 1
+            counts[str(result.error_type or ErrorType.ERROR)] += 1
     return dict(sorted(counts.items(), key=lambda item: (-item[1], item[0])))

@@ -1,4 +1,4 @@
-"""The verdict on one sample, and the record of it that travels from xdist workers to the controller."""
+"""The verdict on one sample: the rules that turn a run into passed or failed, with its error type."""
 
 from __future__ import annotations
 
@@ -6,9 +6,8 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from .executor import SampleRun, TestOutcome
+from .runtime.repoexec_protocol import ErrorType, error_type_of
 
-USER_PROPERTY = "repoexec"  # the key under which an item's result rides on its report
-SAMPLE_PROPERTY = "repoexec-sample"  # on every sample's reports: tells them from other tests' reports
 ERROR_LOG_LIMIT = 3000
 
 
@@ -20,7 +19,7 @@ class SampleResult:
     passed: bool
     tests_passed: int
     tests_total: int
-    error_type: str | None
+    error_type: ErrorType | str | None  # the engine's kind, or the failing test's exception type name
     dir: float | None  # None for problems without dependencies
     duration: float = 0.0
     known_failure: str | None = None  # the problem's reference cannot pass here: kept out of the metrics
@@ -29,11 +28,12 @@ class SampleResult:
     error_log: str | None = None  # why it failed, as pytest told it (truncated)
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """Plain JSON types only: the error type as its string."""
+        return asdict(self) | {"error_type": None if self.error_type is None else str(self.error_type)}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> SampleResult:
-        return cls(**data)
+        return cls(**data | {"error_type": error_type_of(data["error_type"])})
 
 
 def failing_tests(run: SampleRun) -> list[TestOutcome]:
@@ -41,35 +41,37 @@ def failing_tests(run: SampleRun) -> list[TestOutcome]:
     return [*run.collect_errors, *(test for test in run.tests if test.outcome != "passed")]
 
 
-def first_failure(run: SampleRun, error_type: str) -> tuple[str | None, str]:
+def first_failure(run: SampleRun, error_type: ErrorType | str) -> tuple[str | None, str]:
     """(the failing test's name, its error log): what a person, or a model asked to debug, reads first."""
     if run.timed_out:
         return None, f"Timeout: the tests ran past the sample's wall-clock limit\n{run.output[-ERROR_LOG_LIMIT:]}"
     failures = failing_tests(run)
-    if failures:
-        first = failures[0]
+    first = failures[0] if failures else None
+    if first is not None and (first.longrepr or run.finished):
         log = first.longrepr or f"{first.error_type or ''}: {first.message or ''}"
         return first.name, log[-ERROR_LOG_LIMIT:]
-    if not run.finished:
-        return None, f"the test process ended early (exit status {run.returncode})\n{run.output[-ERROR_LOG_LIMIT:]}"
+    if not run.finished:  # the test it died in has no traceback: the process's last output says more
+        died_in = next((test.name for test in failures if test.error_type == ErrorType.EARLY_EXIT), None)
+        return died_in, f"the test process ended early (exit status {run.returncode})\n{run.output[-ERROR_LOG_LIMIT:]}"
     return None, f"{error_type}: {len(run.tests)} tests ran"
 
 
-def verdict(run: SampleRun, declared: int) -> tuple[int, str | None]:
+def verdict(run: SampleRun, declared: int) -> tuple[int, ErrorType | str | None]:
     """(tests passed, error type); the sample passes only when the error type is None.
 
     Passing needs a finished session, no collection error, every test passed and exactly as many tests as
-    the problem declares: exiting early, skipping or losing tests never passes.
+    the problem declares: exiting early, skipping or losing tests never passes. The tests passed count
+    also where the process died or timed out later, so that TR counts them.
     """
     passed = sum(test.outcome == "passed" for test in run.tests)
     if run.timed_out:
-        return passed, "Timeout"
+        return passed, ErrorType.TIMEOUT
     if not run.finished:
-        return passed, "EarlyExit"
+        return passed, ErrorType.EARLY_EXIT
     failures = failing_tests(run)
     if failures:
         first = failures[0]
-        return passed, "Skipped" if first.outcome == "skipped" else first.error_type or "Error"
+        return passed, ErrorType.SKIPPED if first.outcome == "skipped" else first.error_type or ErrorType.ERROR
     if len(run.tests) + run.deselected != declared:
-        return min(passed, declared), "TestCountMismatch"
+        return min(passed, declared), ErrorType.TEST_COUNT_MISMATCH
     return passed, None

@@ -1,8 +1,9 @@
-"""The engine's plugin inside a project's virtualenv: it writes each test's outcome to a JSON file.
+"""The engine's plugin inside a project's virtualenv: it streams each test report to the engine as it happens.
 
 This file runs under the project's interpreter with only pytest beside it, so it imports nothing from
-pytest_repoexec. The engine reads the file, never the run's stdout; a run that dies before the end of the
-session leaves no file (or one without ``finished``), which the engine counts as a crash.
+pytest_repoexec, only ``repoexec_protocol``, copied beside it. The engine reads the stream, never the run's
+stdout; a run that dies before the end of the session leaves the records it wrote and no ``Finish`` record,
+which the engine counts as a crash that keeps the outcomes of the tests that ended before it.
 """
 
 import base64
@@ -14,6 +15,8 @@ import re
 from ast import literal_eval
 
 import pytest
+import repoexec_protocol as protocol
+from repoexec_protocol import ErrorType
 
 MESSAGE_LIMIT = 2000
 LONGREPR_LIMIT = 12000
@@ -21,7 +24,7 @@ _RECORDER = None  # the session's recorder, which ``capture`` reports to
 
 
 def pytest_addoption(parser):
-    parser.addoption("--repoexec-results", required=True, help="where to write the per-test outcomes (JSON)")
+    parser.addoption("--repoexec-results", required=True, help="where to stream the records (JSON lines)")
     parser.addoption("--repoexec-deselect", action="append", default=[],
                      help="leave out the tests of this name (a function name takes all its parameter sets)")
     parser.addoption("--repoexec-reruns", type=int, default=1, help="run the whole session's tests this many times")
@@ -41,7 +44,7 @@ def _error_type(excinfo):
         return None
     message = str(excinfo.value)
     if excinfo.typename == "Failed" and "Timeout" in message and "pytest-timeout" in message:
-        return "Timeout"
+        return ErrorType.TIMEOUT.value
     return excinfo.typename
 
 
@@ -86,14 +89,30 @@ def _equal(left, right):
         return None
 
 
+class _Writer:
+    """The one place records leave the process; each line is flushed at once, so a crash keeps it."""
+
+    def __init__(self, path):
+        self._handle = open(path, "w", encoding="utf-8")
+
+    def write(self, record):
+        self._handle.write(protocol.encode(record))
+        self._handle.flush()
+
+    def close(self):
+        self._handle.close()
+
+
+_RANK = {"passed": 0, "skipped": 1, "failed": 2}  # what a test's outcome in a round is, over its phases
+
+
 class _Recorder:
-    def __init__(self, path, reruns):
-        self.path = path
+    def __init__(self, writer, reruns):
+        self.writer = writer
         self.reruns = reruns
         self.round = 0
-        self.tests = {}  # the first round's outcomes, by node id
-        self.rerun_outcomes = []  # for each later round: {name: outcome}
-        self.collect_errors = []
+        self.timed_out = set()  # node ids of the tests that timed out in the first round
+        self.round_outcomes = {}  # a later round's outcome of the running test, by node id
         self.deselected = 0
         self.current = None  # the node id of the test running now
         self.values = {}  # (node id, site, occurrence) -> [fingerprint in each round]
@@ -158,9 +177,8 @@ class _Recorder:
     def unstable(self):
         """(test name, site) whose values differ between rounds, or that ran a different number of times."""
         found = set()
-        timed_out = {nodeid for nodeid, entry in self.tests.items() if entry["error_type"] == "Timeout"}
         for (nodeid, site, _), prints in self.values.items():
-            if nodeid in timed_out:
+            if nodeid in self.timed_out:
                 continue
             if len(prints) != self.reruns or len(set(prints)) > 1:
                 found.add((nodeid.rpartition("::")[2], site))
@@ -174,6 +192,9 @@ class _Recorder:
     def pytest_runtest_teardown(self, item):
         self.flush()
         self.current = None
+
+    def pytest_collection_finish(self, session):
+        self.writer.write(protocol.Collected(collected=len(session.items), deselected=self.deselected))
 
     def pytest_collection_modifyitems(self, session, config, items):
         names = set(config.getoption("--repoexec-deselect"))
@@ -194,10 +215,8 @@ class _Recorder:
             return None
         for number in range(self.reruns):
             self.round = number
-            if number:
-                self.rerun_outcomes.append({})
             items = session.items if number == 0 else [  # a test that timed out once would only time out again
-                item for item in session.items if self.tests.get(item.nodeid, {}).get("error_type") != "Timeout"
+                item for item in session.items if item.nodeid not in self.timed_out
             ]
             for index, item in enumerate(items):
                 following = items[index + 1] if index + 1 < len(items) else None
@@ -216,26 +235,25 @@ class _Recorder:
 
     def pytest_runtest_logreport(self, report):
         if self.round:
-            outcomes = self.rerun_outcomes[-1]
-            name = report.nodeid.rpartition("::")[2]
-            if report.failed or (report.skipped and outcomes.get(name, "passed") == "passed"):
-                outcomes[name] = "failed" if report.failed else "skipped"
+            outcome = max(self.round_outcomes.pop(report.nodeid, "passed"), report.outcome, key=_RANK.get)
+            if report.when == "teardown":
+                self.writer.write(protocol.RoundOutcome(round=self.round, nodeid=report.nodeid, outcome=outcome))
             else:
-                outcomes.setdefault(name, "passed")
+                self.round_outcomes[report.nodeid] = outcome
             return
-        entry = self.tests.setdefault(
-            report.nodeid, {"name": report.nodeid.rpartition("::")[2], "outcome": "passed", "error_type": None,
-                            "message": None, "longrepr": None, "duration": 0.0}
-        )
-        entry["duration"] += report.duration
-        if report.skipped and entry["outcome"] == "passed":
-            entry["outcome"] = "skipped"
+        error_type = message = longrepr = None
+        if report.skipped:
             reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else report.longrepr
-            entry["message"] = str(reason)[:MESSAGE_LIMIT]
-        elif report.failed and entry["outcome"] in ("passed", "skipped"):
-            entry["outcome"] = "failed" if report.when == "call" else "error"
-            entry["error_type"], entry["message"] = getattr(report, "repoexec_error", ("Error", None))
-            entry["longrepr"] = str(report.longrepr)[:LONGREPR_LIMIT]
+            message = str(reason)[:MESSAGE_LIMIT]
+        elif report.failed:
+            error_type, message = getattr(report, "repoexec_error", (ErrorType.ERROR.value, None))
+            longrepr = str(report.longrepr)[:LONGREPR_LIMIT]
+            if error_type == ErrorType.TIMEOUT:
+                self.timed_out.add(report.nodeid)
+        self.writer.write(protocol.Report(
+            nodeid=report.nodeid, when=report.when, outcome=report.outcome, duration=report.duration,
+            error_type=error_type, message=message, longrepr=longrepr,
+        ))
 
     def pytest_collectreport(self, report):
         if report.failed:
@@ -244,37 +262,33 @@ class _Recorder:
             error_lines = [line[1:].strip() for line in longrepr.splitlines() if line.startswith("E ")]
             last = error_lines[-1] if error_lines else ""
             error_type = last.split(":")[0].strip() if ":" in last else ""
-            self.collect_errors.append(
-                {"nodeid": report.nodeid, "error_type": error_type if error_type.isidentifier() else "CollectionError",
-                 "message": last[:MESSAGE_LIMIT], "longrepr": longrepr[:LONGREPR_LIMIT]}
-            )
+            self.writer.write(protocol.CollectError(
+                nodeid=report.nodeid,
+                error_type=error_type if error_type.isidentifier() else ErrorType.COLLECTION_ERROR.value,
+                message=last[:MESSAGE_LIMIT], longrepr=longrepr[:LONGREPR_LIMIT],
+            ))
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session, exitstatus):
-        result = {
-            "finished": True,
-            "exitstatus": int(exitstatus),
-            "collected": session.testscollected,
-            "deselected": self.deselected,
-            "tests": list(self.tests.values()),
-            "collect_errors": self.collect_errors,
-            "rerun_outcomes": self.rerun_outcomes,
-            "unstable": self.unstable(),
-            "captures": [
+        self.writer.write(protocol.Finish(
+            exitstatus=int(exitstatus),
+            unstable=[list(entry) for entry in self.unstable()],
+            captures=[
                 {"test": nodeid.rpartition("::")[2], "site": site, "occurrences": occurrences}
                 for (nodeid, site), occurrences in self.captures.items()
             ],
-            "coverage": self.coverage_report(),
-        }
-        partial = self.path + ".partial"
-        with open(partial, "w", encoding="utf-8") as handle:
-            json.dump(result, handle)
-        os.replace(partial, self.path)
+            coverage=self.coverage_report(),
+        ))
+
+    def pytest_unconfigure(self, config):
+        self.writer.close()
 
 
 def pytest_configure(config):
     global _RECORDER
-    _RECORDER = _Recorder(config.getoption("--repoexec-results"), config.getoption("--repoexec-reruns"))
+    writer = _Writer(config.getoption("--repoexec-results"))
+    writer.write(protocol.Start())
+    _RECORDER = _Recorder(writer, config.getoption("--repoexec-reruns"))
     config.pluginmanager.register(_RECORDER, "repoexec-recorder")
     target = config.getoption("--repoexec-coverage")
     if target:

@@ -1,0 +1,131 @@
+"""The sandbox a sample runs in: bubblewrap with a root that is not the host's.
+
+Only what the interpreter, the virtualenv and the project need is bound, read-only: the system's ``/usr`` (and
+the ``/bin``, ``/lib`` links into it), the Python installation the virtualenv was made from, the virtualenv, the
+engine's runtime, the cached source, the sample's overlay, the problem's expected outputs, and a few files of
+``/etc`` (names, locale, time zone, certificates, MIME types). The sample's only writable places are a tmpfs
+of bounded size at ``/tmp`` (its ``TMPDIR`` and ``HOME``) and a small one at ``/dev/shm``. It gets its own
+PID namespace (``kill(getppid())``, ``killpg(0)`` and fork floods reach only the sample; whatever it leaves
+running dies with it), its own network namespace with a loopback of its own unless the problem declares
+``network = true``, no capabilities, a new session (no terminal to write to), and it dies with the engine.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+INSTALL_HINT = (
+    "install bubblewrap: `apt-get install bubblewrap` on Debian or Ubuntu (`repoexec setup` does it), "
+    "`dnf install bubblewrap` on Fedora; or run candidates unconfined with --repoexec-sandbox=none"
+)
+HOME = "/tmp/home"
+EXPECTED = "/repoexec/expected"  # where the problem's expected outputs appear inside the sandbox
+_SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+_ETC = (
+    "hosts", "nsswitch.conf", "host.conf", "passwd", "group", "localtime", "timezone", "mime.types", "protocols",
+    "services", "ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "ssl", "ca-certificates",
+    "ca-certificates.conf", "pki", "gai.conf",
+)
+
+
+class SandboxUnavailable(Exception):
+    """bubblewrap, or the user namespaces it needs, is missing: no sample may run until it is there."""
+
+
+@dataclass(frozen=True)
+class View:
+    """What one sample sees: read-only binds (host path, path inside), where it starts, whether it has the net."""
+
+    binds: tuple[tuple[Path, Path], ...]
+    workdir: Path
+    tmpfs_bytes: int
+    network: bool = False
+
+
+class Bubblewrap:
+    def __init__(self, executable: str) -> None:
+        self.executable = executable
+
+    @property
+    def name(self) -> str:
+        return "bubblewrap"
+
+    def wrap(self, view: View, argv: list[str]) -> list[str]:
+        """The command that runs ``argv`` inside the view."""
+        args = [self.executable, "--unshare-all", *(["--share-net"] if view.network else []),
+                "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--proc", "/proc", "--dev", "/dev"]
+        for path in _SYSTEM:
+            if os.path.islink(path):
+                args += ["--symlink", os.readlink(path), path]
+            elif os.path.isdir(path):
+                args += ["--ro-bind", path, path]
+        for name in (*_ETC, *(("resolv.conf",) if view.network else ())):
+            path = Path("/etc", name)
+            if path.exists():
+                args += ["--ro-bind", str(path), str(path)]
+        for host, inside in view.binds:
+            args += ["--ro-bind", str(host), str(inside)]
+        args += [
+            "--size", str(view.tmpfs_bytes), "--tmpfs", "/tmp", "--dir", HOME,
+            "--size", str(min(view.tmpfs_bytes, 64 << 20)), "--tmpfs", "/dev/shm",
+            "--remount-ro", "/dev", "--remount-ro", "/", "--chdir", str(view.workdir), "--",
+        ]
+        return args + argv
+
+
+class Unconfined:
+    """``--repoexec-sandbox=none``: the candidate runs as the user, on the host; the run says so."""
+
+    @property
+    def name(self) -> str:
+        return "none"
+
+    def wrap(self, view: View, argv: list[str]) -> list[str]:
+        return argv
+
+
+Sandbox = Bubblewrap | Unconfined
+
+
+def make_sandbox(kind: str) -> Sandbox:
+    """The sandbox the run asked for, checked to work here before any sample runs."""
+    if kind == "none":
+        return Unconfined()
+    problem = probe()
+    if problem:
+        raise SandboxUnavailable(f"{problem}; {INSTALL_HINT}")
+    return Bubblewrap(shutil.which("bwrap") or "bwrap")
+
+
+@functools.cache
+def probe() -> str | None:
+    """Why bubblewrap cannot make a sandbox on this machine, or None when it can (asked once per process)."""
+    executable = shutil.which("bwrap")
+    if executable is None:
+        return "bubblewrap (bwrap) is not installed"
+    view = View(binds=(), workdir=Path("/"), tmpfs_bytes=1 << 20)
+    try:
+        done = subprocess.run(Bubblewrap(executable).wrap(view, ["/bin/true"]), capture_output=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"bubblewrap could not start: {exc}"
+    if done.returncode != 0:
+        error = done.stderr.decode("utf-8", "replace").strip()
+        return (f"bubblewrap cannot create its namespaces here ({error or f'exit status {done.returncode}'}): "
+                "user namespaces may be disabled (sysctl kernel.unprivileged_userns_clone=1, or "
+                "kernel.apparmor_restrict_unprivileged_userns=0 on Ubuntu 24.04 and later)")
+    return None
+
+
+def python_home(python: Path) -> Path:
+    """The installation a virtualenv's interpreter comes from (what the sandbox must show for it to start)."""
+    config = python.parent.parent / "pyvenv.cfg"
+    for line in config.read_text(encoding="utf-8").splitlines():
+        key, _, value = line.partition("=")
+        if key.strip() == "home":
+            return Path(value.strip()).resolve().parent
+    return Path(os.path.realpath(python)).parent.parent
