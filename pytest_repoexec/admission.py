@@ -5,6 +5,7 @@ fixing them first in the fixer's mode. No generator is involved.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,7 +20,7 @@ from .fixer import FixError, fix_assertions
 from .gate import check
 from .problem import PROBLEM_MANIFEST, ManifestError, Problem, load_problem
 from .report import GateCollector
-from .settings import Mode, Settings
+from .settings import Mode, Settings, make_executor
 
 
 class GateSession:
@@ -29,9 +30,16 @@ class GateSession:
         self.settings = settings
         self.loader = ProblemLoader()
         self.environments = Environments(settings.cache)
-        self.executor = SubprocessExecutor(settings.test_timeout, settings.sample_timeout)
         if not hasattr(config, "workerinput"):
             config.pluginmanager.register(GateCollector(settings), "repoexec-gate")
+
+    @functools.cached_property
+    def executor(self) -> SubprocessExecutor:
+        return make_executor(self.settings)
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        if any(isinstance(item, GateItem) for item in session.items) and not session.config.option.collectonly:
+            assert self.executor is not None  # a sandbox that cannot run stops the run before the first problem
 
     def pytest_collect_file(self, file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
         if file_path.name != PROBLEM_MANIFEST:

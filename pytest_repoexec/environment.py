@@ -37,7 +37,7 @@ from .problem import Project
 COMPLETE_MARKER = ".repoexec-complete"
 # The inner plugin and the protocol it shares with the engine, imported inside the virtualenv as top-level modules.
 RUNTIME_MODULES = tuple(Path(__file__).with_name("runtime") / name
-                        for name in ("repoexec_inner.py", "repoexec_protocol.py"))
+                        for name in ("repoexec_inner.py", "repoexec_protocol.py", "repoexec_guard.py"))
 # What the inner test run needs inside every project's virtualenv; copied from this interpreter, so no network.
 RUNTIME_DISTRIBUTIONS = ("pytest", "pytest-timeout", "coverage")
 _FAR_FUTURE = "2999-12-31T00:00:00Z"
@@ -92,7 +92,6 @@ class Environments:
 
     def _build(self, project: Project) -> ProjectEnv:
         _check_python(project)
-        _check_mount(project)
         source_key = _source_key(project)
         source_root = self.cache / "sources" / f"{project.name}-{source_key}"
         build_once(source_root, lambda target: _materialise(project, target), self.cache)
@@ -132,14 +131,6 @@ def build_once(target: Path, build: Callable[[Path], None], cache: Path) -> None
             shutil.rmtree(target, ignore_errors=True)
             raise
         (target / COMPLETE_MARKER).write_text("")
-
-
-def _check_mount(project: Project) -> None:
-    if (project.mount or project.workdir) and shutil.which("bwrap") is None:
-        raise EnvironmentBuildError(
-            f"project {project.name} runs its tests with its source at {project.mount or project.workdir} "
-            f"({project.manifest}), which needs bubblewrap: install it (Debian: apt-get install bubblewrap)"
-        )
 
 
 def _check_python(project: Project) -> None:

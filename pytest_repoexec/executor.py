@@ -7,9 +7,10 @@ here starts a fresh interpreter and pytest per sample, in a per-sample overlay o
 
 from __future__ import annotations
 
+import io
 import os
-import pwd
-import shutil
+import secrets
+import selectors
 import signal
 import subprocess
 import tempfile
@@ -20,10 +21,15 @@ from typing import Any, Protocol
 
 from .environment import ProjectEnv, StaleRuntimeError
 from .problem import Problem
+from .sandbox import EXPECTED, HOME, Bubblewrap, Limits, Sandbox, View, make_sandbox, python_home
 from .runtime import repoexec_protocol as protocol
 from .runtime.repoexec_protocol import ErrorType, error_type_of
 
-OUTPUT_LIMIT = 20000
+OUTPUT_LIMIT = 20000  # the tail of a sample's output that is kept, for people
+CONFIG = "repoexec-pytest.ini"  # an empty configuration beside the tests: the project's own is not read
+_STREAM_LIMIT = 64 << 20  # no session writes this many records
+_GRACE = 0.5  # seconds a sample's pipes may stay open after its process ended
+_SIGNAL_LIMITS = {signal.SIGXCPU: ErrorType.CPU_LIMIT, signal.SIGXFSZ: ErrorType.FILE_SIZE_LIMIT}
 # The tests see a fixed environment, like the original harness's container: nothing of the caller's shell
 # (HOME, locale, time zone, PYTHON*, PYTEST_*) leaks into expected values.
 _BASE_ENVIRONMENT = {"LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "TZ": "UTC"}
@@ -70,6 +76,8 @@ class SampleRun:
     unstable: tuple[tuple[str, int], ...] = ()  # (test, assertion site) whose value changed between rounds
     captures: tuple[dict[str, Any], ...] = ()  # the first round's captured assertion values
     coverage: dict[str, Any] | None = None  # coverage.py's figures for the focal module
+    stopped: ErrorType | None = None  # the limit that ended the sample: Timeout, OutputLimit, CPULimit...
+    tampered: str | None = None  # why the verdict stream cannot be believed (a grader game), if it cannot
 
 
 class Executor(Protocol):
@@ -86,11 +94,20 @@ def module_file(import_root: Path, module: str) -> Path:
 
 
 class SubprocessExecutor:
-    """A fresh ``python -m pytest`` in the project's virtualenv for every sample."""
+    """A fresh ``python -m pytest`` in the project's virtualenv for every sample, inside the sandbox.
 
-    def __init__(self, test_timeout: float, sample_timeout: float) -> None:
+    The inner plugin streams its records into a pipe that only the engine reads, and proves them with a token
+    that it read from another pipe before any candidate code ran; stdout and stderr come through a third pipe,
+    whose size is capped. Nothing the engine reads lies where the sample can write.
+    """
+
+    def __init__(
+        self, test_timeout: float, sample_timeout: float, sandbox: Sandbox | None = None, limits: Limits = Limits()
+    ) -> None:
         self.test_timeout = test_timeout
         self.sample_timeout = sample_timeout
+        self.sandbox = sandbox if sandbox is not None else make_sandbox("bwrap")
+        self.limits = limits
 
     def run(
         self, env: ProjectEnv, problem: Problem, module_source: str, options: RunOptions = RunOptions()
@@ -102,30 +119,35 @@ class SubprocessExecutor:
         tests = options.tests_source.encode("utf-8") if options.tests_source else problem.tests.read_bytes()
         with tempfile.TemporaryDirectory(prefix="repoexec-sample-") as scratch:
             sample_root = Path(scratch) / "root"
-            overlay(
-                env.source_root,
-                sample_root,
-                {focal: module_source.encode("utf-8"), test_path: tests},
-            )
+            overlay(env.source_root, sample_root, {focal: module_source.encode("utf-8"), test_path: tests,
+                                                   test_path.parent / CONFIG: b"[pytest]\n"})
             return self._run_pytest(env, problem, sample_root, test_path, Path(scratch), focal, options)
 
     def _run_pytest(
         self, env: ProjectEnv, problem: Problem, sample_root: Path, test_path: Path, scratch: Path, focal: Path,
         options: RunOptions,
     ) -> SampleRun:
-        results = scratch / "results.jsonl"
-        config = scratch / "pytest.ini"
-        config.write_text("[pytest]\n")
-        test_timeout = problem.timeout or self.test_timeout
-        # Where the tests see the source: the overlay itself, or the paths the project's tests expect (mounted).
-        root = Path(env.project.mount) if env.project.mount else sample_root
-        workdir = Path(env.project.workdir) if env.project.workdir else root
+        confined = isinstance(self.sandbox, Bubblewrap)
+        limits = self.limits.overridden(problem.limits)
+        # Where the tests see the source: the paths the project's tests expect (mounted), or the overlay itself.
+        root = Path(env.project.mount) if confined and env.project.mount else sample_root
+        workdir = Path(env.project.workdir) if confined and env.project.workdir else root
+        expected = options.expected or problem.expected
+        if not expected.is_dir():
+            expected = scratch / "expected"  # a problem without pickles: REPOEXEC_EXPECTED names an empty folder
+            expected.mkdir()
+        if confined:
+            home, tmp, seen_expected = Path(HOME), Path("/tmp"), Path(EXPECTED)
+        else:
+            home, tmp, seen_expected = scratch / "home", scratch / "tmp", expected
+            home.mkdir()
+            tmp.mkdir()
         command = [
             str(env.python), "-m", "pytest", str(root / test_path),
-            "-p", "repoexec_inner", "-p", "pytest_timeout", f"--timeout={test_timeout}",
-            f"--repoexec-results={results}",
-            "-c", str(config), f"--rootdir={root}", "--noconftest", "-p", "no:cacheprovider",
-            "-q", "--tb=short", "-rN", "--color=no",
+            "-p", "repoexec_inner", "-p", "pytest_timeout", f"--timeout={problem.timeout or self.test_timeout}",
+            f"--repoexec-limits={limits.rlimits()}", f"--repoexec-entry={problem.module}:{problem.entry_point}",
+            "-c", str(root / test_path.parent / CONFIG), f"--rootdir={root}", "--noconftest",
+            "-p", "no:cacheprovider", "-q", "--tb=short", "-rN", "--color=no",
             *(f"--repoexec-deselect={name}" for name in problem.quarantine),
         ]
         if options.reruns > 1:
@@ -134,35 +156,29 @@ class SubprocessExecutor:
             command.append(f"--repoexec-coverage=*/{focal}")  # wherever the tests see the source
         if options.first_failure:
             command.append("-x")
-        bwrap = shutil.which("bwrap")
-        if bwrap:  # the environment's checks make sure it is there when the project mounts its source
-            command = [bwrap, *_binds(env, problem, sample_root, root, workdir), "--die-with-parent", *command]
+        binds = [python_home(env.python), env.python.parent.parent, *([env.runtime] if env.runtime else []),
+                 env.source_root]
+        view = View(
+            binds=tuple(dict.fromkeys([*((path, path) for path in binds),
+                                       *((sample_root, path) for path in (root, workdir)),
+                                       (expected, seen_expected)])),
+            workdir=workdir, tmpfs_bytes=limits.tmpfs, network=problem.network,
+        )
         environment = _BASE_ENVIRONMENT | {
-            "HOME": pwd.getpwuid(os.getuid()).pw_dir,
+            "HOME": str(home),
             "PATH": f"{env.python.parent}{os.pathsep}{_SYSTEM_PATH}",
-            "TMPDIR": str(scratch),
+            "TMPDIR": str(tmp),
             "PYTHONHASHSEED": "0",
             "PYTHONDONTWRITEBYTECODE": "1",
             "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
-            "REPOEXEC_EXPECTED": str(options.expected or problem.expected),
+            "REPOEXEC_EXPECTED": str(seen_expected),
         }
+        token = secrets.token_hex(16)
         started = time.monotonic()
-        with (scratch / "output.txt").open("w+b") as output:
-            process = subprocess.Popen(
-                command, cwd=sample_root, env=environment, stdin=subprocess.DEVNULL,
-                stdout=output, stderr=subprocess.STDOUT, start_new_session=True,
-            )
-            timed_out = False
-            try:
-                process.wait(timeout=self.sample_timeout * options.reruns)
-            except subprocess.TimeoutExpired:
-                timed_out = True
-            finally:
-                _kill_group(process)  # also whatever the candidate left running in the background
-            output.seek(max(0, output.seek(0, os.SEEK_END) - OUTPUT_LIMIT))
-            text = output.read().decode("utf-8", "replace")
+        watched = _launch(self.sandbox.wrap(view, command), None if confined else workdir, environment, token,
+                          self.sample_timeout * options.reruns, limits.output)
         try:
-            return _read_results(results, timed_out, process.returncode, text, time.monotonic() - started)
+            return _read_results(watched, token, confined, time.monotonic() - started)
         except protocol.SchemaMismatch as exc:
             folders = " and ".join(str(path) for path in (env.runtime, env.python.parent.parent) if path)
             raise StaleRuntimeError(
@@ -171,22 +187,71 @@ class SubprocessExecutor:
             ) from None
 
 
-def _binds(env: ProjectEnv, problem: Problem, sample_root: Path, root: Path, workdir: Path) -> list[str]:
-    """bubblewrap's view of the machine for one sample: everything as it is, except that the cached source,
-    the virtualenv and the problem's own files are read-only (the overlay's symlinks lead into the cache, so a
-    candidate writing through them would otherwise change every later sample), and that the overlay appears
-    where the project's tests expect it."""
-    read_only = dict.fromkeys([env.source_root, env.python.parent.parent, problem.folder])
-    mounts = dict.fromkeys(path for path in (root, workdir) if path != sample_root)
-    return [
-        "--dev-bind", "/", "/",
-        *(arg for path in read_only for arg in ("--ro-bind", str(path), str(path))),
-        *(arg for path in mounts for arg in ("--bind", str(sample_root), str(path))),
-        "--chdir", str(workdir),
-    ]
+@dataclass(frozen=True)
+class _Watched:
+    """What came back from one sample's process."""
+
+    stream: bytes  # the records, as they came through the pipe
+    output: str  # the tail of stdout and stderr
+    returncode: int
+    stopped: ErrorType | None  # what the engine stopped it for: Timeout or OutputLimit
+
+
+def _launch(argv: list[str], cwd: Path | None, environment: dict[str, str], token: str, timeout: float,
+            output_limit: int) -> _Watched:
+    """Run the sample's command, feeding it the token and reading its stream and output until it ends, its
+    time is up or its output passes the limit; whatever it started is killed with it."""
+    results_read, results_write = os.pipe()
+    token_read, token_write = os.pipe()
+    os.write(token_write, token.encode("ascii"))
+    os.close(token_write)
+    try:
+        process = subprocess.Popen(
+            [*argv, f"--repoexec-results-fd={results_write}", f"--repoexec-token-fd={token_read}"], cwd=cwd,
+            env=environment, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            start_new_session=True, pass_fds=(results_write, token_read),
+        )
+    except BaseException:
+        os.close(results_read)
+        raise
+    finally:
+        os.close(results_write)
+        os.close(token_read)
+    assert process.stdout is not None
+    output, stream = bytearray(), bytearray()
+    written, stopped = 0, None
+    deadline = time.monotonic() + timeout
+    with selectors.DefaultSelector() as selector:
+        selector.register(process.stdout.fileno(), selectors.EVENT_READ, "output")
+        selector.register(results_read, selectors.EVENT_READ, "stream")
+        while selector.get_map():
+            if process.poll() is not None:  # its pipes end with it, unless something it left holds them open
+                deadline = min(deadline, time.monotonic() + _GRACE)
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                stopped = ErrorType.TIMEOUT if process.poll() is None else None
+                break
+            for key, _ in selector.select(min(remaining, _GRACE)):
+                data = os.read(key.fd, 1 << 16)
+                if not data:
+                    selector.unregister(key.fd)
+                elif key.data == "stream":
+                    stream += data[: _STREAM_LIMIT - len(stream)]
+                else:
+                    written += len(data)
+                    output = (output + data)[-OUTPUT_LIMIT:]
+                    if written > output_limit:
+                        stopped = ErrorType.OUTPUT_LIMIT
+            if stopped:
+                break
+    _kill_group(process)
+    os.close(results_read)
+    process.stdout.close()
+    return _Watched(bytes(stream), output.decode("utf-8", "replace"), process.returncode, stopped)
 
 
 def _kill_group(process: subprocess.Popen) -> None:
+    """The sample's process group (with bubblewrap, its whole PID namespace dies with it)."""
     try:
         os.killpg(process.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
@@ -194,10 +259,21 @@ def _kill_group(process: subprocess.Popen) -> None:
     process.wait()
 
 
-def _read_results(path: Path, timed_out: bool, returncode: int, output: str, duration: float) -> SampleRun:
-    """The run as its stream tells it. Without a Finish record the session did not end, but every test that
-    reported keeps its outcome; the test the process died in counts as failed."""
-    records, intact = _records(path)
+def _signal_of(returncode: int, confined: bool) -> int | None:
+    """The signal the test process died of: bubblewrap passes it on as 128 + N, subprocess as -N."""
+    if returncode < 0:
+        return -returncode
+    return returncode - 128 if confined and 128 < returncode < 128 + 65 else None
+
+
+def _read_results(watched: _Watched, token: str, confined: bool, duration: float) -> SampleRun:
+    """The run as its stream tells it, believed only as far as the stream proves itself (the token, the order
+    of records, nothing after the end) and agrees with how the process ended. Without a Finish record the
+    session did not end, but every test that reported keeps its outcome; the test the process died in counts
+    as failed."""
+    records, tampered = _records(watched.stream, token)
+    stopped = watched.stopped or _SIGNAL_LIMITS.get(_signal_of(watched.returncode, confined))
+    timed_out = stopped is ErrorType.TIMEOUT
     tests: dict[str, TestOutcome] = {}
     last_phase: dict[str, str] = {}
     collect_errors: list[TestOutcome] = []
@@ -217,20 +293,22 @@ def _read_results(path: Path, timed_out: bool, returncode: int, output: str, dur
             collected = record
         elif isinstance(record, protocol.Finish):
             finish = record
+    if finish is not None and finish.exitstatus != watched.returncode and not stopped and not tampered:
+        tampered = f"the session ended with status {finish.exitstatus}, its process with {watched.returncode}"
     for nodeid, when in last_phase.items():
         if when == "teardown" or tests[nodeid].outcome in ("failed", "error"):
             continue
         if finish is not None:  # pytest.exit stopped the session inside the test: it did not run to its end
             del tests[nodeid]
         else:
-            tests[nodeid] = _died_in(tests[nodeid], when, timed_out)
+            tests[nodeid] = _died_in(tests[nodeid], when, stopped)
     return SampleRun(
         tests=tuple(tests.values()),
         collect_errors=tuple(collect_errors),
-        finished=finish is not None and intact and not timed_out,
+        finished=finish is not None and not stopped and not tampered,
         timed_out=timed_out,
-        returncode=returncode,
-        output=output,
+        returncode=watched.returncode,
+        output=watched.output,
         duration=duration,
         deselected=collected.deselected if collected else 0,
         collected=collected.collected if collected else None,
@@ -238,25 +316,37 @@ def _read_results(path: Path, timed_out: bool, returncode: int, output: str, dur
         unstable=tuple((test, site) for test, site in finish.unstable) if finish else (),
         captures=tuple(finish.captures) if finish else (),
         coverage=finish.coverage if finish else None,
+        stopped=stopped,
+        tampered=tampered,
     )
 
 
-def _records(path: Path) -> tuple[list[protocol.Record], bool]:
-    """(the stream's records, whether every line was one). Only the test process writes the stream, so a line
-    that is not a record was written by the code under test: the records before it stand, the run did not
-    end as a session should. A stream of another schema raises SchemaMismatch."""
+def _records(stream: bytes, token: str) -> tuple[list[protocol.Record], str | None]:
+    """(the stream's records, why it cannot be believed or None). Only the test process writes the stream, so a
+    line that is not a record, a record out of its place, or an end without the run's token was written by the
+    code under test: the records before it stand, and the sample is failed as tampered with. A stream of
+    another schema raises SchemaMismatch."""
     records: list[protocol.Record] = []
+    if len(stream) >= _STREAM_LIMIT:
+        return records, f"more than {_STREAM_LIMIT >> 20} MiB of records"
+    state = "collecting"  # then "running", then "finished"
     try:
-        with path.open(encoding="utf-8", errors="replace") as stream:
-            for record in protocol.read(stream):
-                records.append(record)
-    except OSError:  # missing or unreadable: the process died before the inner plugin started, or it was removed
-        pass
+        for record in protocol.read(io.StringIO(stream.decode("utf-8", "replace"))):
+            kind = type(record)
+            if state == "finished" or (kind is protocol.Start and records):
+                return records, f"a {kind.__name__} record after the session's end or start"
+            if kind in (protocol.Report, protocol.RoundOutcome) and state != "running":
+                return records, f"a {kind.__name__} record before collection ended"
+            if kind in (protocol.Collected, protocol.Finish):
+                if record.token != token:
+                    return records, f"a {kind.__name__} record without the run's token"
+                state = "running" if kind is protocol.Collected else "finished"
+            records.append(record)
     except protocol.SchemaMismatch:
         raise
-    except protocol.ProtocolError:
-        return records, False
-    return records, True
+    except protocol.ProtocolError as exc:
+        return records, f"a line that is not a record: {exc}"
+    return records, None
 
 
 def _name(nodeid: str) -> str:
@@ -276,10 +366,10 @@ def _fold(test: TestOutcome | None, report: protocol.Report) -> TestOutcome:
     return test
 
 
-def _died_in(test: TestOutcome, last_phase: str, timed_out: bool) -> TestOutcome:
+def _died_in(test: TestOutcome, last_phase: str, stopped: ErrorType | None) -> TestOutcome:
     """The test the process died in (it reported no teardown): not passed, whatever its phases said."""
     kind, why = (
-        (ErrorType.TIMEOUT, "the sample ran past its wall-clock limit during this test") if timed_out
+        (stopped, f"the sample was stopped during this test: {stopped}") if stopped
         else (ErrorType.EARLY_EXIT, "the test process ended during this test")
     )
     return replace(test, outcome="error" if last_phase == "call" else "failed", error_type=kind, message=why)

@@ -21,6 +21,7 @@ from .mutation import mutants, pass_body
 from .problem import Problem
 from .results import first_failure, verdict
 from .safety import scan
+from .sandbox import limit_option
 
 
 @dataclass(frozen=True)
@@ -42,6 +43,7 @@ class GateResult:
     flaky: tuple[str, ...] = ()
     quarantined: tuple[str, ...] = ()
     findings: tuple[str, ...] = ()  # safety findings, the allowed ones included
+    network: bool = False  # the problem declares that its tests need the network (the sandbox shares it)
     seconds: dict[str, float] = field(default_factory=dict)  # time spent: reference runs, mutants
 
     @property
@@ -74,7 +76,9 @@ def check(problem: Problem, env: ProjectEnv, executor: Executor, settings: GateS
     _, error = verdict(run, problem.test_count)
     if error:
         test, log = first_failure(run, error)
-        reasons.append(f"the reference fails: {error}" + (f" in {test}" if test else "") + f": {_last_line(log)}")
+        raise_it = limit_option(error)
+        reasons.append(f"the reference fails: {error}" + (f" in {test}" if test else "") + f": {_last_line(log)}"
+                       + (f" (raise {raise_it})" if raise_it else ""))
     flaky = flaky_tests(run)
     if flaky:
         listed = ", ".join(f'"{name}"' for name in flaky)
@@ -93,7 +97,7 @@ def check(problem: Problem, env: ProjectEnv, executor: Executor, settings: GateS
     return GateResult(
         problem=problem.id, reasons=tuple(reasons), line_coverage=line, branch_coverage=branch,
         mutation_score=score, mutants=count, flaky=tuple(flaky), quarantined=problem.quarantine,
-        findings=tuple(str(finding) for finding in findings), seconds=seconds,
+        findings=tuple(str(finding) for finding in findings), seconds=seconds, network=problem.network,
     )
 
 

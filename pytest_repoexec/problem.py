@@ -20,6 +20,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
 from . import syntax
 from .safety import KINDS as SAFETY_KINDS
+from .sandbox import LIMIT_FIELDS, parse_size
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -85,6 +86,8 @@ class Problem:
     known_failure: str | None = None  # why the reference cannot pass here; such problems stay out of the metrics
     quarantine: tuple[str, ...] = ()  # flaky tests, left out of every run (a function name takes all its cases)
     allow: tuple[str, ...] = ()  # kinds of safety findings the admission gate accepts for this problem
+    network: bool = False  # the tests need the network: the sandbox shares the host's
+    limits: dict[str, int] = field(default_factory=dict, compare=False, hash=False)  # over the run's, by Limits field
     prompt_overrides: dict[str, str] = field(default_factory=dict, compare=False, hash=False)
 
     @property
@@ -248,7 +251,7 @@ def _load_source(fields: _Fields, project_dir: Path) -> Source:
 
 _PROBLEM_FIELDS = {
     "module", "entry_point", "test_count", "number", "tests", "expected", "timeout", "dependencies",
-    "reference", "prompt", "known_failure", "quarantine", "allow",
+    "reference", "prompt", "known_failure", "quarantine", "allow", "network", "limits",
 }
 
 
@@ -311,6 +314,8 @@ def load_problem(manifest: Path) -> Problem:
     return Problem(
         project=project,
         name=manifest.parent.name,
+        network=fields.get("network", bool, False),
+        limits=_limits(fields.table_at("limits")),
         manifest=manifest,
         module=module,
         entry_point=entry_point,
@@ -327,6 +332,23 @@ def load_problem(manifest: Path) -> Problem:
         allow=allow,
         prompt_overrides=overrides,
     )
+
+
+def _limits(fields: _Fields) -> dict[str, int]:
+    """A problem's own limits (``[limits]``: sizes as "512M" or bytes, counts and seconds as integers)."""
+    fields.reject_unknown(set(LIMIT_FIELDS))
+    limits = {}
+    for key, value in fields.table.items():
+        if LIMIT_FIELDS[key] == "size" and isinstance(value, str):
+            try:
+                limits[key] = parse_size(value)
+            except ValueError:
+                raise fields.error(key, f"expected a size such as 512M or 4G, got {value!r}") from None
+        else:
+            limits[key] = fields.get(key, int)
+            if limits[key] < 1:
+                raise fields.error(key, "must be at least 1")
+    return limits
 
 
 def _names(fields: _Fields, key: str) -> tuple[str, ...]:

@@ -53,6 +53,12 @@ class Collector:
         if self.settings.report is not None and document is not None:
             _write_json(self.settings.report, document)
 
+    def sandbox_line(self) -> list[str]:
+        """Said first when candidates ran unconfined."""
+        if self.settings.sandbox == "none":
+            return ["sandbox: none (--repoexec-sandbox=none): candidates ran unconfined, on the host"]
+        return []
+
     def owns(self, report: pytest.TestReport) -> bool:
         raise NotImplementedError
 
@@ -109,7 +115,8 @@ class ResultsCollector(Collector):
         if not self.results and not self.errors:
             return []
         results = self.ordered()
-        lines: list[str | tuple[str, str]] = [("=", f"repoexec: {self.settings.model}"), *render_table(results)]
+        lines: list[str | tuple[str, str]] = [("=", f"repoexec: {self.settings.model}"), *self.sandbox_line(),
+                                              *render_table(results)]
         errors = error_counts(results)
         if errors:
             lines.append("failed samples by error: " + ", ".join(f"{name} {count}" for name, count in errors.items()))
@@ -133,6 +140,7 @@ class ResultsCollector(Collector):
             return None
         results = self.ordered()
         report: dict[str, Any] = {
+            "sandbox": self.settings.sandbox,
             "model": self.settings.model,
             "metrics": summarise(results).as_metrics(),
             "projects": {
@@ -237,7 +245,8 @@ class GateCollector(Collector):
             lines.append(fix.diff.rstrip() or "  (nothing to change)")
         if not self.results and not self.errors:
             return lines
-        lines += [("=", "repoexec: admission gate"), *render_gate(list(self.results.values()), self.known)]
+        lines += [("=", "repoexec: admission gate"), *self.sandbox_line(),
+                  *render_gate(list(self.results.values()), self.known)]
         lines += [f"not checked: {nodeid}: {message.splitlines()[0][:200]}" for nodeid, message in self.errors.items()]
         return lines
 
@@ -246,6 +255,7 @@ class GateCollector(Collector):
             return None
         results = sorted(self.results.values(), key=lambda r: r.problem)
         return {
+            "sandbox": self.settings.sandbox,
             "mode": self.settings.mode.value,
             "summary": gate_summary(results, self.known),
             "problems": [result.to_dict() | {"known_failure": result.problem in self.known} for result in results],
@@ -266,18 +276,19 @@ def gate_summary(results: list[GateResult], known: set[str]) -> dict[str, Any]:
         "mean_branch_coverage": mean([r.branch_coverage for r in counted if r.branch_coverage is not None]),
         "mean_mutation_score": mean([r.mutation_score for r in counted if r.mutation_score is not None]),
         "flaky_tests": sum(len(result.flaky) for result in counted),
+        "network": sum(result.network for result in counted),  # problems whose tests need the network
     }
 
 
 def render_gate(results: list[GateResult], known: set[str]) -> list[str]:
-    header = ["problem", "verdict", "line%", "branch%", "mutants killed%", "flaky", "reasons"]
+    header = ["problem", "verdict", "line%", "branch%", "mutants killed%", "flaky", "network", "reasons"]
     rows = []
     for result in sorted(results, key=lambda r: r.problem):
         verdict = "known failure" if result.problem in known else "admitted" if result.passed else "REJECTED"
         reasons = "; ".join(result.reasons)
         rows.append([result.problem, verdict, _figure(result.line_coverage), _figure(result.branch_coverage),
                      _figure(result.mutation_score) + (f" of {result.mutants}" if result.mutants else ""),
-                     ", ".join(result.flaky) or "-", reasons[:160] + ("…" if len(reasons) > 160 else "") or "-"])
+                     ", ".join(result.flaky) or "-", "yes" if result.network else "-", reasons[:160] + ("…" if len(reasons) > 160 else "") or "-"])
     widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header) - 1)]
     lines = ["  ".join([*(cell.ljust(w) for cell, w in zip(row[:-1], widths)), row[-1]]) for row in [header, *rows]]
     summary = gate_summary(results, known)

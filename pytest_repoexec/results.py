@@ -43,8 +43,12 @@ def failing_tests(run: SampleRun) -> list[TestOutcome]:
 
 def first_failure(run: SampleRun, error_type: ErrorType | str) -> tuple[str | None, str]:
     """(the failing test's name, its error log): what a person, or a model asked to debug, reads first."""
+    if run.tampered:
+        return None, f"Tampered: the verdict cannot be believed: {run.tampered}"
     if run.timed_out:
         return None, f"Timeout: the tests ran past the sample's wall-clock limit\n{run.output[-ERROR_LOG_LIMIT:]}"
+    if run.stopped:
+        return None, f"{run.stopped}: the sample was stopped at its limit\n{run.output[-ERROR_LOG_LIMIT:]}"
     failures = failing_tests(run)
     first = failures[0] if failures else None
     if first is not None and (first.longrepr or run.finished):
@@ -59,16 +63,18 @@ def first_failure(run: SampleRun, error_type: ErrorType | str) -> tuple[str | No
 def verdict(run: SampleRun, declared: int) -> tuple[int, ErrorType | str | None]:
     """(tests passed, error type); the sample passes only when the error type is None.
 
-    Passing needs a finished session, no collection error, every test passed and exactly as many tests as
-    the problem declares: exiting early, skipping or losing tests never passes. The tests passed count
+    Passing needs a stream that proves itself, a finished session, no collection error, every test passed and
+    exactly as many tests as the problem declares: exiting early, skipping or losing tests never passes. The tests passed count
     also where the process died or timed out later, so that TR counts them.
     """
+    failures = failing_tests(run)
+    if run.tampered or any(test.error_type == ErrorType.TAMPERED for test in failures):
+        return 0, ErrorType.TAMPERED  # a grader game: nothing the run says can be believed
     passed = sum(test.outcome == "passed" for test in run.tests)
-    if run.timed_out:
-        return passed, ErrorType.TIMEOUT
+    if run.stopped:
+        return passed, run.stopped
     if not run.finished:
         return passed, ErrorType.EARLY_EXIT
-    failures = failing_tests(run)
     if failures:
         first = failures[0]
         return passed, ErrorType.SKIPPED if first.outcome == "skipped" else first.error_type or ErrorType.ERROR

@@ -16,7 +16,7 @@ import functools
 import os
 import shutil
 import subprocess
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 INSTALL_HINT = (
@@ -68,14 +68,11 @@ class Bubblewrap:
             path = Path("/etc", name)
             if path.exists():
                 args += ["--ro-bind", str(path), str(path)]
-        for host, inside in view.binds:
+        args += ["--size", str(view.tmpfs_bytes), "--tmpfs", "/tmp", "--dir", HOME,
+                 "--size", str(min(view.tmpfs_bytes, 64 << 20)), "--tmpfs", "/dev/shm"]
+        for host, inside in view.binds:  # after the tmpfs: a bound path may lie under /tmp on the host
             args += ["--ro-bind", str(host), str(inside)]
-        args += [
-            "--size", str(view.tmpfs_bytes), "--tmpfs", "/tmp", "--dir", HOME,
-            "--size", str(min(view.tmpfs_bytes, 64 << 20)), "--tmpfs", "/dev/shm",
-            "--remount-ro", "/dev", "--remount-ro", "/", "--chdir", str(view.workdir), "--",
-        ]
-        return args + argv
+        return [*args, "--remount-ro", "/dev", "--remount-ro", "/", "--chdir", str(view.workdir), "--", *argv]
 
 
 class Unconfined:
@@ -129,3 +126,50 @@ def python_home(python: Path) -> Path:
         if key.strip() == "home":
             return Path(value.strip()).resolve().parent
     return Path(os.path.realpath(python)).parent.parent
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one sample may use. The process limits are set inside the test process before any candidate code
+    runs (soft and hard, so it cannot raise them); the engine enforces the output limit and the wall clock."""
+
+    memory: int = 4 << 30  # bytes of address space of each process
+    processes: int = 64  # processes and threads of the sample
+    file_size: int = 256 << 20  # bytes of the largest file it may write
+    tmpfs: int = 256 << 20  # bytes of its writable /tmp
+    cpu: int = 600  # seconds of CPU time of each process
+    open_files: int = 256
+    output: int = 8 << 20  # bytes of stdout and stderr, after which the sample is stopped
+
+    def overridden(self, own: dict[str, int]) -> Limits:
+        """These limits, with a problem's own in place of the run's."""
+        return replace(self, **own) if own else self
+
+    def rlimits(self) -> str:
+        """The process limits as the inner plugin's ``--repoexec-limits`` takes them."""
+        return (f"as={self.memory},nproc={self.processes},fsize={self.file_size},cpu={self.cpu},"
+                f"nofile={self.open_files}")
+
+
+LIMIT_FIELDS = {"memory": "size", "processes": "count", "file_size": "size", "tmpfs": "size", "cpu": "seconds",
+                "open_files": "count", "output": "size"}  # a problem's [limits] keys, as Limits names them
+
+
+def limit_option(error_type: str) -> str | None:
+    """The option (and manifest field) to raise when a sample failed at a limit, named for people."""
+    name = {"MemoryLimit": "memory", "ProcessLimit": "processes", "OutputLimit": "output", "CPULimit": "cpu",
+            "FileSizeLimit": "file_size", "DiskLimit": "tmpfs", "OpenFilesLimit": "open_files"}.get(str(error_type))
+    if name is None:
+        return "--repoexec-timeout or timeout in problem.toml" if str(error_type) == "Timeout" else None
+    return f"--repoexec-{name.replace('_', '-')} or limits.{name} in problem.toml"
+
+
+def parse_size(text: str) -> int:
+    """Bytes from ``512M``, ``4G``, ``100K`` or a plain number; ValueError otherwise."""
+    units = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+    text = text.strip().upper().removesuffix("B").removesuffix("I")
+    number, unit = (text[:-1], text[-1]) if text and text[-1] in units else (text, "")
+    value = float(number) * units[unit]
+    if value < 1:
+        raise ValueError(f"{text!r} is not a positive size")
+    return int(value)

@@ -12,6 +12,7 @@ before the workers start, and hands the completions to them in ``workerinput``.
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -30,7 +31,7 @@ from .generation import GenerationError, Generator, GeneratorRegistry
 from .problem import PROBLEM_MANIFEST, ManifestError, Problem
 from .report import ResultsCollector
 from .selection import Unread, collect_on_controller
-from .settings import Settings
+from .settings import Settings, make_executor
 
 
 class ScoringSession:
@@ -41,7 +42,6 @@ class ScoringSession:
         self.config, self.settings = config, settings
         self.loader = ProblemLoader()
         self.environments = Environments(settings.cache)
-        self.executor = SubprocessExecutor(settings.test_timeout, settings.sample_timeout)
         self.generator: Generator | None = None
         self.counts: dict[str, int] = {}  # samples of each collected problem, by id
         self.completions: dict[str, list[str]] | None = None  # of the selected problems, once generated
@@ -99,11 +99,18 @@ class ScoringSession:
         return self.counts[problem.id]
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
-        """The selection is known: ask the generator about exactly the selected problems, once."""
+        """The selection is known: ask the generator about exactly the selected problems, once (after checking
+        that the sandbox works, so that a run that cannot start costs no generation)."""
         if self.completions is not None or session.config.option.collectonly:
             return
         self.selected = {item.problem.id: item.problem for item in session.items if isinstance(item, SampleItem)}
+        if self.selected:
+            assert self.executor is not None
         self.completions = self._generate(list(self.selected.values())) if self.selected else {}
+
+    @functools.cached_property
+    def executor(self) -> SubprocessExecutor:
+        return make_executor(self.settings)
 
     def _generate(self, problems: list[Problem]) -> dict[str, list[str]]:
         assert self.generator is not None

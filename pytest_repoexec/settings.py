@@ -15,6 +15,8 @@ import pytest
 
 from .environment import default_cache_dir
 from .gate import GateSettings
+from .executor import SubprocessExecutor
+from .sandbox import LIMIT_FIELDS, Limits, SandboxUnavailable, make_sandbox, parse_size
 
 DEFAULT_MODEL = "reference"
 
@@ -37,6 +39,15 @@ def add_options(parser: pytest.Parser) -> None:
                     help="limit for each inner test (default 5)")
     group.addoption("--repoexec-sample-timeout", type=float, default=120.0, metavar="SECONDS",
                     help="wall-clock limit for all the tests of one sample (default 120)")
+    group.addoption("--repoexec-sandbox", choices=("bwrap", "none"), default="bwrap",
+                    help="where candidates run: bwrap (default: bubblewrap, a root that is not the host) or none "
+                         "(unconfined, on the host: only for code you trust)")
+    defaults = Limits()
+    for name, kind in LIMIT_FIELDS.items():
+        default = getattr(defaults, name)
+        shown = f"{default >> 20}M" if kind == "size" else str(default)
+        group.addoption(f"--repoexec-{name.replace('_', '-')}", default=None, metavar="SIZE" if kind == "size" else "N",
+                        help=f"limit of each sample: {_LIMIT_HELP[name]} (default {shown})")
     group.addoption("--repoexec-validate", action="store_true",
                     help="run the admission gate on each problem's reference instead of scoring a model")
     group.addoption("--repoexec-fix-assertions", action="store_true",
@@ -65,6 +76,8 @@ class Settings:
     debug_rounds: int
     context: str  # the dependency context of debugging prompts (the generators' --repoexec-context)
     workers: int  # xdist workers, or 1: how many samples a debugging round judges at once
+    sandbox: str = "bwrap"
+    limits: Limits = field(default_factory=Limits)
     gate: GateSettings = field(default_factory=GateSettings)
 
     @classmethod
@@ -94,6 +107,8 @@ class Settings:
             sample_timeout=option("repoexec_sample_timeout"),
             debug_rounds=rounds,
             context=option("repoexec_context", "full"),
+            sandbox=option("repoexec_sandbox"),
+            limits=_limits(config),
             workers=workers if isinstance(workers, int) and workers > 0 else 1,
             gate=GateSettings(
                 reruns=option("repoexec_reruns"),
@@ -102,6 +117,29 @@ class Settings:
                 mutants=option("repoexec_mutants"),
             ),
         )
+
+
+_LIMIT_HELP = {
+    "memory": "address space of each process", "processes": "processes and threads", "file_size": "largest file",
+    "tmpfs": "its writable /tmp", "cpu": "CPU seconds of each process", "open_files": "open files",
+    "output": "stdout and stderr before it is stopped",
+}
+
+
+def _limits(config: pytest.Config) -> Limits:
+    given = {}
+    for name, kind in LIMIT_FIELDS.items():
+        text = config.getoption(f"repoexec_{name}")
+        if text is None:
+            continue
+        option = f"--repoexec-{name.replace('_', '-')}"
+        try:
+            given[name] = parse_size(text) if kind == "size" else int(text)
+        except ValueError:
+            raise pytest.UsageError(f"{option}={text}: expected {'a size such as 512M or 4G' if kind == 'size' else 'a whole number'}") from None
+        if given[name] < 1:
+            raise pytest.UsageError(f"{option}={text}: must be at least 1")
+    return Limits(**given)
 
 
 def _mode(config: pytest.Config) -> Mode:
@@ -127,3 +165,12 @@ def _mode(config: pytest.Config) -> Mode:
     if not chosen:
         return Mode.SCORE
     return Mode.FIX if chosen[0] == "--repoexec-fix-assertions" else Mode.VALIDATE
+
+
+def make_executor(settings: Settings) -> SubprocessExecutor:
+    """The run's executor, its sandbox checked to work here: a missing one is a usage error before any sample."""
+    try:
+        sandbox = make_sandbox(settings.sandbox)
+    except SandboxUnavailable as exc:
+        raise pytest.UsageError(f"--repoexec-sandbox={settings.sandbox}: {exc}") from None
+    return SubprocessExecutor(settings.test_timeout, settings.sample_timeout, sandbox, settings.limits)

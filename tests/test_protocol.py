@@ -10,7 +10,7 @@ import pytest
 from conftest import write_replay
 from mini_project import SCALED_REFERENCE
 from pytest_repoexec.environment import Environments
-from pytest_repoexec.executor import _read_results
+from pytest_repoexec.executor import _read_results, _Watched
 from pytest_repoexec.problem import load_problem
 from pytest_repoexec.results import SampleResult
 from pytest_repoexec.runtime import repoexec_protocol as protocol
@@ -28,13 +28,14 @@ EXIT_IN_THIRD_TEST = (  # test_low, the third test, calls scaled(-1)
 RECORDS = [
     Start(),
     CollectError("t.py", "ImportError", "ImportError: no module x", "E   ImportError: no module x"),
-    Collected(collected=3, deselected=1),
+    Collected(collected=3, deselected=1, token="secret"),
     Report("t.py::test_a", "call", "failed", 0.25, "AssertionError", "assert 1 == 2", "longrepr\nwith lines"),
     Report("t.py::test_b[1-x]", "setup", "skipped", 0.0, None, "not today", None),
     RoundOutcome(round=2, nodeid="t.py::test_a", outcome="passed"),
     Finish(exitstatus=1, unstable=[["test_a", 3]], captures=[{"test": "test_a", "site": 3, "occurrences": []}],
-           coverage={"files": {"m.py": {"executed_lines": [1, 2]}}}),
+           coverage={"files": {"m.py": {"executed_lines": [1, 2]}}}, token="secret"),
 ]
+TOKEN = "t0ken"
 
 
 def _stream(*records) -> str:
@@ -47,6 +48,11 @@ def _phases(nodeid: str, *whens: str) -> list[Report]:
 
 def _lines(text: str) -> list[str]:
     return text.splitlines(keepends=True)
+
+
+def _run(stream: str, returncode: int = 0, stopped: ErrorType | None = None):
+    """The engine's reading of a stream that came through the pipe from a process that ended so."""
+    return _read_results(_Watched(stream.encode(), "", returncode, stopped), TOKEN, confined=True, duration=1.0)
 
 
 def test_every_record_round_trips_through_one_json_line():
@@ -69,18 +75,18 @@ def test_error_types_compare_and_serialise_as_their_strings():
 
 
 def test_a_last_line_cut_off_mid_write_is_left_out():
-    stream = _stream(Start(), Collected(4, 0), Report("t.py::test_a", "setup", "passed", 0.1))
+    stream = _stream(Start(), Collected(4, 0, TOKEN), Report("t.py::test_a", "setup", "passed", 0.1))
     whole = _lines(stream)
-    assert list(read(whole[:-1] + [whole[-1][:17]])) == [Start(), Collected(4, 0)]
+    assert list(read(whole[:-1] + [whole[-1][:17]])) == [Start(), Collected(4, 0, TOKEN)]
     assert list(read(whole[:-1] + [whole[-1].rstrip("\n")])) == RECORDS[:1] + [  # complete but for its newline
-        Collected(4, 0), Report("t.py::test_a", "setup", "passed", 0.1)]
+        Collected(4, 0, TOKEN), Report("t.py::test_a", "setup", "passed", 0.1)]
     assert list(read([])) == []
 
 
 def test_a_bad_line_before_the_last_is_an_error_after_the_records_before_it():
-    lines = _lines(_stream(Start(), Collected(4, 0))) + ['{"kind": "report", "nodeid": "x"}\n', encode(Start())]
+    lines = _lines(_stream(Start(), Collected(4, 0, TOKEN))) + ['{"kind": "report", "nodeid": "x"}\n', encode(Start())]
     records = read(lines)
-    assert [next(records), next(records)] == [Start(), Collected(4, 0)]
+    assert [next(records), next(records)] == [Start(), Collected(4, 0, TOKEN)]
     with pytest.raises(ProtocolError, match=r"a Report record with fields \['nodeid'\]; expected"):
         next(records)
     with pytest.raises(ProtocolError, match="not a JSON line"):
@@ -105,13 +111,12 @@ def test_the_protocol_module_runs_under_any_python_from_3_8_with_the_standard_li
     assert imported and imported <= set(sys.stdlib_module_names) | {"__future__"}
 
 
-def test_the_reader_keeps_what_ran_before_the_process_died(tmp_path):
-    stream = tmp_path / "results.jsonl"
-    stream.write_text(_stream(
-        Start(), Collected(3, 1),
+def test_the_reader_keeps_what_ran_before_the_process_died():
+    stream = _stream(
+        Start(), Collected(3, 1, TOKEN),
         *_phases("t.py::test_a"), *_phases("t.py::test_b", "setup", "call"), *_phases("t.py::test_c", "setup"),
-    ))
-    run = _read_results(stream, timed_out=False, returncode=3, output="", duration=1.0)
+    )
+    run = _run(stream, returncode=3)
     assert not run.finished and (run.collected, run.deselected) == (3, 1)
     assert [(t.name, t.outcome, t.error_type) for t in run.tests] == [
         ("test_a", "passed", None),
@@ -119,19 +124,27 @@ def test_the_reader_keeps_what_ran_before_the_process_died(tmp_path):
         ("test_c", "failed", ErrorType.EARLY_EXIT),
     ]
     assert run.tests[0].duration == 1.5
-    killed = _read_results(stream, timed_out=True, returncode=-9, output="", duration=1.0)
+    killed = _run(stream, returncode=137, stopped=ErrorType.TIMEOUT)
     assert {t.error_type for t in killed.tests[1:]} == {ErrorType.TIMEOUT}
+    assert _run(stream, returncode=128 + 24).stopped == ErrorType.CPU_LIMIT  # died of SIGXCPU inside bubblewrap
 
 
-def test_a_line_that_is_not_a_record_ends_the_session_there(tmp_path):
-    stream = tmp_path / "results.jsonl"
-    whole = _stream(Start(), Collected(1, 0), *_phases("t.py::test_a"), Finish(0, [], [], None))
-    stream.write_text(whole)
-    assert _read_results(stream, timed_out=False, returncode=0, output="", duration=1.0).finished
-    stream.write_text(whole.replace('{"kind": "finish"', 'written by the candidate\n{"kind": "finish"'))
-    run = _read_results(stream, timed_out=False, returncode=0, output="", duration=1.0)
-    assert not run.finished
-    assert [(t.name, t.outcome) for t in run.tests] == [("test_a", "passed")]
+def test_a_stream_that_does_not_prove_itself_is_tampered_with():
+    whole = _stream(Start(), Collected(1, 0, TOKEN), *_phases("t.py::test_a"), Finish(0, [], [], None, TOKEN))
+    run = _run(whole)
+    assert run.finished and run.tampered is None
+    forged = {
+        "a line that is not a record": whole.replace('{"kind": "finish"', 'written by the candidate\n{"kind": "finish"'),
+        "without the run's token": whole.replace(TOKEN, "guessed"),
+        "after the session's end": whole + encode(Report("t.py::test_a", "call", "passed", 0.1)),
+        "before collection ended": _stream(Start(), *_phases("t.py::test_a"), Collected(1, 0, TOKEN),
+                                           Finish(0, [], [], None, TOKEN)),
+        "its process with 1": whole,  # a Finish that says 0 from a process that ended with 1
+    }
+    for why, stream in forged.items():
+        run = _run(stream, returncode=1 if why == "its process with 1" else 0)
+        assert not run.finished and why in run.tampered, why
+    assert [(t.name, t.outcome) for t in _run(forged["a line that is not a record"]).tests] == [("test_a", "passed")]
 
 
 def test_a_sample_that_dies_in_its_third_test_keeps_the_two_that_passed(mini, run_repoexec, pytester):

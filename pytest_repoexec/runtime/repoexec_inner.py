@@ -1,9 +1,11 @@
 """The engine's plugin inside a project's virtualenv: it streams each test report to the engine as it happens.
 
 This file runs under the project's interpreter with only pytest beside it, so it imports nothing from
-pytest_repoexec, only ``repoexec_protocol``, copied beside it. The engine reads the stream, never the run's
-stdout; a run that dies before the end of the session leaves the records it wrote and no ``Finish`` record,
-which the engine counts as a crash that keeps the outcomes of the tests that ended before it.
+pytest_repoexec, only ``repoexec_protocol`` and ``repoexec_guard``, copied beside it. The stream goes into a
+pipe that the engine holds (never a file the sample could rewrite), and its ``Collected`` and ``Finish``
+records carry a token read from another pipe before any candidate code ran. The engine never parses stdout;
+a run that dies before the end of the session leaves the records it wrote and no ``Finish`` record, which the
+engine counts as a crash that keeps the outcomes of the tests that ended before it.
 """
 
 import base64
@@ -16,6 +18,7 @@ from ast import literal_eval
 
 import pytest
 import repoexec_protocol as protocol
+from repoexec_guard import Integrity, apply_limits, guard_entry_point, limit_kind
 from repoexec_protocol import ErrorType
 
 MESSAGE_LIMIT = 2000
@@ -24,7 +27,10 @@ _RECORDER = None  # the session's recorder, which ``capture`` reports to
 
 
 def pytest_addoption(parser):
-    parser.addoption("--repoexec-results", required=True, help="where to stream the records (JSON lines)")
+    parser.addoption("--repoexec-results-fd", type=int, required=True, help="the pipe to stream the records into")
+    parser.addoption("--repoexec-token-fd", type=int, required=True, help="the pipe the run's token is read from")
+    parser.addoption("--repoexec-limits", default="", help="as=N,nproc=N,fsize=N,cpu=N,nofile=N: this process's limits")
+    parser.addoption("--repoexec-entry", default="", help="module:qualname of the function the candidate wrote")
     parser.addoption("--repoexec-deselect", action="append", default=[],
                      help="leave out the tests of this name (a function name takes all its parameter sets)")
     parser.addoption("--repoexec-reruns", type=int, default=1, help="run the whole session's tests this many times")
@@ -45,7 +51,8 @@ def _error_type(excinfo):
     message = str(excinfo.value)
     if excinfo.typename == "Failed" and "Timeout" in message and "pytest-timeout" in message:
         return ErrorType.TIMEOUT.value
-    return excinfo.typename
+    kind = limit_kind(excinfo.value)
+    return kind.value if kind else excinfo.typename
 
 
 def capture(site, side, value):
@@ -90,26 +97,35 @@ def _equal(left, right):
 
 
 class _Writer:
-    """The one place records leave the process; each line is flushed at once, so a crash keeps it."""
+    """The one place records leave the process: a pipe, each line written at once, so a crash keeps it. Only
+    this process writes: a copy of it that a candidate forked (and that goes on running the session) does not."""
 
-    def __init__(self, path):
-        self._handle = open(path, "w", encoding="utf-8")
+    def __init__(self, fd, token):
+        os.set_inheritable(fd, False)
+        self._handle = os.fdopen(fd, "w", encoding="utf-8")
+        self._pid = os.getpid()
+        self.token = token
 
     def write(self, record):
-        self._handle.write(protocol.encode(record))
-        self._handle.flush()
+        if os.getpid() == self._pid:
+            self._handle.write(protocol.encode(record))
+            self._handle.flush()
 
     def close(self):
-        self._handle.close()
+        if os.getpid() == self._pid:
+            self._handle.close()
 
 
 _RANK = {"passed": 0, "skipped": 1, "failed": 2}  # what a test's outcome in a round is, over its phases
 
 
 class _Recorder:
-    def __init__(self, writer, reruns):
+    def __init__(self, writer, reruns, entry):
         self.writer = writer
         self.reruns = reruns
+        self.entry = entry
+        self.integrity = None  # what the run relies on, as it was before the candidate was imported
+        self.returned = None  # says whether the entry point returned an always-equal object of the candidate's
         self.round = 0
         self.timed_out = set()  # node ids of the tests that timed out in the first round
         self.round_outcomes = {}  # a later round's outcome of the running test, by node id
@@ -193,8 +209,24 @@ class _Recorder:
         self.flush()
         self.current = None
 
+    @pytest.hookimpl(trylast=True)  # after pytest's own session-start plugins are registered
+    def pytest_sessionstart(self, session):
+        self.integrity = Integrity(session.config.pluginmanager, (_Recorder, _Writer, protocol))
+
     def pytest_collection_finish(self, session):
-        self.writer.write(protocol.Collected(collected=len(session.items), deselected=self.deselected))
+        self.writer.write(protocol.Collected(collected=len(session.items), deselected=self.deselected,
+                                             token=self.writer.token))
+        self._check_integrity("repoexec::collection")
+        if self.entry:
+            self.returned = guard_entry_point(self.entry)
+
+    def _check_integrity(self, nodeid):
+        """A patched runner or report cannot be believed: say so as an error of its own."""
+        broken = self.integrity.broken() if self.integrity else None
+        if broken:
+            self.writer.write(protocol.CollectError(
+                nodeid=nodeid, error_type=ErrorType.TAMPERED.value, message=broken, longrepr=broken))
+        return broken
 
     def pytest_collection_modifyitems(self, session, config, items):
         names = set(config.getoption("--repoexec-deselect"))
@@ -242,6 +274,14 @@ class _Recorder:
                 self.round_outcomes[report.nodeid] = outcome
             return
         error_type = message = longrepr = None
+        tampered = self.integrity.broken() if self.integrity else None
+        made = self.returned() if self.returned else None
+        if tampered or made:
+            self.writer.write(protocol.Report(
+                nodeid=report.nodeid, when=report.when, outcome="failed", duration=report.duration,
+                error_type=ErrorType.TAMPERED.value, message=tampered or made, longrepr=tampered or made,
+            ))
+            return
         if report.skipped:
             reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else report.longrepr
             message = str(reason)[:MESSAGE_LIMIT]
@@ -270,6 +310,7 @@ class _Recorder:
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session, exitstatus):
+        self._check_integrity("repoexec::session")
         self.writer.write(protocol.Finish(
             exitstatus=int(exitstatus),
             unstable=[list(entry) for entry in self.unstable()],
@@ -278,6 +319,7 @@ class _Recorder:
                 for (nodeid, site), occurrences in self.captures.items()
             ],
             coverage=self.coverage_report(),
+            token=self.writer.token,
         ))
 
     def pytest_unconfigure(self, config):
@@ -286,9 +328,13 @@ class _Recorder:
 
 def pytest_configure(config):
     global _RECORDER
-    writer = _Writer(config.getoption("--repoexec-results"))
+    token_fd = config.getoption("--repoexec-token-fd")
+    token = os.read(token_fd, 256).decode("ascii")  # before any candidate code runs, and then gone
+    os.close(token_fd)
+    apply_limits(config.getoption("--repoexec-limits"))
+    writer = _Writer(config.getoption("--repoexec-results-fd"), token)
     writer.write(protocol.Start())
-    _RECORDER = _Recorder(writer, config.getoption("--repoexec-reruns"))
+    _RECORDER = _Recorder(writer, config.getoption("--repoexec-reruns"), config.getoption("--repoexec-entry"))
     config.pluginmanager.register(_RECORDER, "repoexec-recorder")
     target = config.getoption("--repoexec-coverage")
     if target:

@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass, fields
 from enum import Enum
 from typing import Any, Dict, Iterable, Iterator, List, Optional, Union
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 
 class ErrorType(str, Enum):
@@ -32,6 +32,15 @@ class ErrorType(str, Enum):
     TEST_COUNT_MISMATCH = "TestCountMismatch"  # fewer or more tests ran than the problem declares
     COLLECTION_ERROR = "CollectionError"  # a collection failure whose exception could not be named
     ERROR = "Error"  # a failure whose exception could not be named
+    # A limit that ended a test, or the whole sample (see sandbox.Limits):
+    MEMORY_LIMIT = "MemoryLimit"  # MemoryError under the address-space limit
+    PROCESS_LIMIT = "ProcessLimit"  # fork or spawn refused under the process limit
+    OUTPUT_LIMIT = "OutputLimit"  # more stdout and stderr than allowed: the engine stopped the sample
+    CPU_LIMIT = "CPULimit"  # the test process used up its CPU time (SIGXCPU)
+    FILE_SIZE_LIMIT = "FileSizeLimit"  # a file past the largest allowed (SIGXFSZ, or EFBIG)
+    DISK_LIMIT = "DiskLimit"  # the sample's tmpfs is full (ENOSPC)
+    OPEN_FILES_LIMIT = "OpenFilesLimit"  # EMFILE
+    TAMPERED = "Tampered"  # a grader game: a forged verdict stream, patched pytest internals, an always-equal value
 
     def __str__(self) -> str:
         return self.value
@@ -66,6 +75,7 @@ class Collected:
 
     collected: int  # tests to run, the deselected ones left out
     deselected: int  # quarantined tests left out
+    token: str  # the run's secret, read by the inner plugin before any candidate code ran
 
 
 @dataclass(frozen=True)
@@ -98,6 +108,7 @@ class Finish:
     unstable: List[List[Any]]  # [test name, assertion site] whose values changed between rounds
     captures: List[Dict[str, Any]]  # {"test", "site", "occurrences"}: the first round's assertion values
     coverage: Optional[Dict[str, Any]]  # coverage.py's figures for the measured file
+    token: str  # as in Collected: the engine believes no Finish without it
 
 
 Record = Union[Start, CollectError, Collected, Report, RoundOutcome, Finish]
