@@ -4,7 +4,9 @@ Only what the interpreter, the virtualenv and the project need is bound, read-on
 the ``/bin``, ``/lib`` links into it), the Python installation the virtualenv was made from, the virtualenv, the
 engine's runtime, the cached source, the sample's overlay, the problem's expected outputs, and a few files of
 ``/etc`` (names, locale, time zone, certificates, MIME types). The sample's only writable places are a tmpfs
-of bounded size at ``/tmp`` (its ``TMPDIR`` and ``HOME``) and a small one at ``/dev/shm``. It gets its own
+of bounded size at ``/tmp`` (its ``TMPDIR``), another as its ``HOME`` (``/root``, as in RepoExec's container;
+what the engine binds there, such as a cache under the host's ``/root``, stays read-only), and a small one at
+``/dev/shm``. It gets its own
 PID namespace (``kill(getppid())``, ``killpg(0)`` and fork floods reach only the sample; whatever it leaves
 running dies with it), its own network namespace with a loopback of its own unless the problem declares
 ``network = true``, no capabilities, a new session (no terminal to write to), and it dies with the engine.
@@ -23,7 +25,7 @@ INSTALL_HINT = (
     "install bubblewrap: `apt-get install bubblewrap` on Debian or Ubuntu (`repoexec setup` does it), "
     "`dnf install bubblewrap` on Fedora; or run candidates unconfined with --repoexec-sandbox=none"
 )
-HOME = "/tmp/home"
+HOME = "/root"  # as in the original harness's container: a tmpfs of its own
 EXPECTED = "/repoexec/expected"  # where the problem's expected outputs appear inside the sandbox
 _SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 _ETC = (
@@ -68,7 +70,7 @@ class Bubblewrap:
             path = Path("/etc", name)
             if path.exists():
                 args += ["--ro-bind", str(path), str(path)]
-        args += ["--size", str(view.tmpfs_bytes), "--tmpfs", "/tmp", "--dir", HOME,
+        args += ["--size", str(view.tmpfs_bytes), "--tmpfs", "/tmp", "--size", str(view.tmpfs_bytes), "--tmpfs", HOME,
                  "--size", str(min(view.tmpfs_bytes, 64 << 20)), "--tmpfs", "/dev/shm"]
         for host, inside in view.binds:  # after the tmpfs: a bound path may lie under /tmp on the host
             args += ["--ro-bind", str(host), str(inside)]
