@@ -1,14 +1,19 @@
-"""The ``repoexec`` command: ``repoexec import SRC --out DIR`` turns published RepoExec data into problems."""
+"""The ``repoexec`` command: ``repoexec import SRC --out DIR`` turns published RepoExec data into problems;
+``repoexec setup`` installs and checks what the sandbox needs (bubblewrap), which pip cannot bring."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import shutil
+import subprocess
 import sys
 from pathlib import Path
 
 from .importer.convert import load_pins, write_project
 from .importer.sources import Problems, SourceError, read_data_folder, read_hugging_face
+from .sandbox import INSTALL_HINT, probe
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -20,8 +25,38 @@ def main(argv: list[str] | None = None) -> int:
     importing.add_argument("--outputs", type=Path, default=None,
                            help="for the Hugging Face form: a RepoExec data folder with the pickled outputs")
     importing.add_argument("--projects", default=None, help="comma-separated project folders to import (default all)")
+    commands.add_parser("setup", help="install bubblewrap with the system's package manager if it is missing, "
+                                      "and check that it can make a sandbox here")
     args = parser.parse_args(argv)
+    if args.command == "setup":
+        return setup_command()
     return import_command(args.source, args.out, args.outputs, args.projects)
+
+
+def setup_command() -> int:
+    """Install bubblewrap where apt-get (Debian, Ubuntu) or dnf (Fedora) can, then check that it works."""
+    if shutil.which("bwrap") is None:
+        root = os.geteuid() == 0
+        sudo = [] if root else ["sudo"]
+        if not root and shutil.which("sudo") is None:
+            print(f"repoexec setup: bubblewrap is missing and this user cannot install it; {INSTALL_HINT}", file=sys.stderr)
+            return 1
+        for manager, steps in (("apt-get", [["apt-get", "update", "-qq"], ["apt-get", "install", "-y", "-qq", "bubblewrap"]]),
+                               ("dnf", [["dnf", "install", "-y", "-q", "bubblewrap"]])):
+            if shutil.which(manager):
+                print(f"repoexec setup: installing bubblewrap with {manager}")
+                for step in steps:
+                    if subprocess.run([*sudo, *step], env=os.environ | {"DEBIAN_FRONTEND": "noninteractive"}).returncode:
+                        print(f"repoexec setup: {' '.join(step)} failed; {INSTALL_HINT}", file=sys.stderr)
+                        return 1
+                break
+    probe.cache_clear()
+    problem = probe()
+    if problem:
+        print(f"repoexec setup: {problem}; {INSTALL_HINT}", file=sys.stderr)
+        return 1
+    print(f"repoexec setup: bubblewrap at {shutil.which('bwrap')} makes sandboxes here")
+    return 0
 
 
 def import_command(source: Path, out: Path, outputs: Path | None, projects: str | None) -> int:

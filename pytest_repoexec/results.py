@@ -9,6 +9,8 @@ from .executor import SampleRun, TestOutcome
 from .runtime.repoexec_protocol import ErrorType, error_type_of
 
 ERROR_LOG_LIMIT = 3000
+LIMITS = frozenset({ErrorType.MEMORY_LIMIT, ErrorType.PROCESS_LIMIT, ErrorType.OUTPUT_LIMIT, ErrorType.CPU_LIMIT,
+                    ErrorType.FILE_SIZE_LIMIT, ErrorType.DISK_LIMIT, ErrorType.OPEN_FILES_LIMIT})
 
 
 @dataclass(frozen=True)
@@ -73,8 +75,9 @@ def verdict(run: SampleRun, declared: int) -> tuple[int, ErrorType | str | None]
     passed = sum(test.outcome == "passed" for test in run.tests)
     if run.stopped:
         return passed, run.stopped
-    if not run.finished:
-        return passed, ErrorType.EARLY_EXIT
+    if not run.finished:  # a limit that killed the session names itself where it could
+        limits = [test.error_type for test in failures if test.error_type in LIMITS]
+        return passed, limits[0] if limits else ErrorType.EARLY_EXIT
     if failures:
         first = failures[0]
         return passed, ErrorType.SKIPPED if first.outcome == "skipped" else first.error_type or ErrorType.ERROR

@@ -220,6 +220,14 @@ class _Recorder:
         if self.entry:
             self.returned = guard_entry_point(self.entry)
 
+    def pytest_internalerror(self, excrepr, excinfo):
+        """pytest itself failed: a limit that left it no room (memory, open files) is said as that limit."""
+        kind = limit_kind(excinfo.value)
+        if kind:
+            self.writer.write(protocol.CollectError(nodeid="repoexec::internal", error_type=kind.value,
+                                                    message=str(excinfo.value)[:MESSAGE_LIMIT],
+                                                    longrepr=str(excrepr)[-LONGREPR_LIMIT:]))
+
     def _check_integrity(self, nodeid):
         """A patched runner or report cannot be believed: say so as an error of its own."""
         broken = self.integrity.broken() if self.integrity else None
