@@ -21,7 +21,7 @@ from typing import Any, Protocol
 
 from .environment import ProjectEnv, StaleRuntimeError
 from .problem import Problem
-from .sandbox import EXPECTED, HOME, Bubblewrap, Limits, Sandbox, View, make_sandbox, python_home
+from .sandbox import EXPECTED, HOME, SAMPLE, Bubblewrap, Limits, Sandbox, Tree, View, make_sandbox, python_home
 from .runtime import repoexec_protocol as protocol
 from .runtime.repoexec_protocol import ErrorType, error_type_of
 
@@ -117,28 +117,27 @@ class SubprocessExecutor:
         if (env.source_root / test_path).exists():
             raise ProblemLayoutError(f"{test_path} already exists in project {problem.project.name}'s source")
         tests = options.tests_source.encode("utf-8") if options.tests_source else problem.tests.read_bytes()
+        tree = sample_tree(env.source_root, {focal: module_source.encode("utf-8"), test_path: tests,
+                                             test_path.parent / CONFIG: b"[pytest]\n"})
         with tempfile.TemporaryDirectory(prefix="repoexec-sample-") as scratch:
-            sample_root = Path(scratch) / "root"
-            overlay(env.source_root, sample_root, {focal: module_source.encode("utf-8"), test_path: tests,
-                                                   test_path.parent / CONFIG: b"[pytest]\n"})
-            return self._run_pytest(env, problem, sample_root, test_path, Path(scratch), focal, options)
+            return self._run_pytest(env, problem, tree, test_path, Path(scratch), focal, options)
 
     def _run_pytest(
-        self, env: ProjectEnv, problem: Problem, sample_root: Path, test_path: Path, scratch: Path, focal: Path,
+        self, env: ProjectEnv, problem: Problem, tree: Tree, test_path: Path, scratch: Path, focal: Path,
         options: RunOptions,
     ) -> SampleRun:
         confined = isinstance(self.sandbox, Bubblewrap)
         limits = self.limits.overridden(problem.limits)
-        # Where the tests see the source: the paths the project's tests expect (mounted), or the overlay itself.
-        root = Path(env.project.mount) if confined and env.project.mount else sample_root
-        workdir = Path(env.project.workdir) if confined and env.project.workdir else root
         expected = options.expected or problem.expected
         if not expected.is_dir():
             expected = scratch / "expected"  # a problem without pickles: REPOEXEC_EXPECTED names an empty folder
             expected.mkdir()
-        if confined:
+        if confined:  # the tree where the project's tests expect it: RepoExec's /package and /input/test-apps/NAME
+            workdir = Path(env.project.workdir or env.project.mount or SAMPLE)
+            root = Path(env.project.mount or workdir)
             home, tmp, seen_expected = Path(HOME), Path("/tmp"), Path(EXPECTED)
         else:
+            workdir = root = scratch / "root"
             home, tmp, seen_expected = scratch / "home", scratch / "tmp", expected
             home.mkdir()
             tmp.mkdir()
@@ -159,9 +158,8 @@ class SubprocessExecutor:
         binds = [python_home(env.python), env.python.parent.parent, *([env.runtime] if env.runtime else []),
                  env.source_root]
         view = View(
-            binds=tuple(dict.fromkeys([*((path, path) for path in binds),
-                                       *((sample_root, path) for path in (root, workdir)),
-                                       (expected, seen_expected)])),
+            tree=tree, tree_at=workdir, aliases=(root,) if root != workdir else (),
+            binds=tuple(dict.fromkeys([*((path, path) for path in binds), (expected, seen_expected)])),
             workdir=workdir, tmpfs_bytes=limits.tmpfs, network=problem.network,
         )
         environment = _BASE_ENVIRONMENT | {
@@ -175,7 +173,8 @@ class SubprocessExecutor:
         }
         token = secrets.token_hex(16)
         started = time.monotonic()
-        watched = _launch(self.sandbox.wrap(view, command), None if confined else workdir, environment, token,
+        argv, fds = self.sandbox.wrap(view, command)
+        watched = _launch(argv, fds, None if confined else workdir, environment, token,
                           self.sample_timeout * options.reruns, limits.output)
         try:
             return _read_results(watched, token, confined, time.monotonic() - started)
@@ -197,8 +196,8 @@ class _Watched:
     stopped: ErrorType | None  # what the engine stopped it for: Timeout or OutputLimit
 
 
-def _launch(argv: list[str], cwd: Path | None, environment: dict[str, str], token: str, timeout: float,
-            output_limit: int) -> _Watched:
+def _launch(argv: list[str], fds: tuple[int, ...], cwd: Path | None, environment: dict[str, str], token: str,
+            timeout: float, output_limit: int) -> _Watched:
     """Run the sample's command, feeding it the token and reading its stream and output until it ends, its
     time is up or its output passes the limit; whatever it started is killed with it."""
     results_read, results_write = os.pipe()
@@ -209,14 +208,14 @@ def _launch(argv: list[str], cwd: Path | None, environment: dict[str, str], toke
         process = subprocess.Popen(
             [*argv, f"--repoexec-results-fd={results_write}", f"--repoexec-token-fd={token_read}"], cwd=cwd,
             env=environment, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-            start_new_session=True, pass_fds=(results_write, token_read),
+            start_new_session=True, pass_fds=(results_write, token_read, *fds),
         )
     except BaseException:
         os.close(results_read)
         raise
     finally:
-        os.close(results_write)
-        os.close(token_read)
+        for fd in (results_write, token_read, *fds):
+            os.close(fd)
     assert process.stdout is not None
     output, stream = bytearray(), bytearray()
     written, stopped = 0, None
@@ -375,26 +374,26 @@ def _died_in(test: TestOutcome, last_phase: str, stopped: ErrorType | None) -> T
     return replace(test, outcome="error" if last_phase == "call" else "failed", error_type=kind, message=why)
 
 
-def overlay(base: Path, target: Path, files: dict[Path, bytes]) -> None:
-    """Make ``target`` look like ``base`` with ``files`` written in, without copying or touching ``base``.
+def sample_tree(base: Path, files: dict[Path, bytes]) -> Tree:
+    """``base`` with ``files`` written in, without copying or touching ``base``: every folder on the way to a
+    written file is a real folder, everything else a symlink into ``base``."""
+    folders: list[Path] = []
+    links: list[tuple[Path, Path]] = []
 
-    Every folder on the way to a written file is a real folder; everything else is a symlink into ``base``.
-    """
-    target.mkdir(parents=True)
-    heads: dict[str, dict[Path, bytes]] = {}
-    for path, content in files.items():
-        if len(path.parts) == 1:
-            (target / path).write_bytes(content)
-        else:
-            heads.setdefault(path.parts[0], {})[Path(*path.parts[1:])] = content
-    for entry in os.scandir(base):
-        if entry.name in heads:
-            overlay(Path(entry.path), target / entry.name, heads.pop(entry.name))
-        elif not (target / entry.name).exists():
-            (target / entry.name).symlink_to(entry.path, target_is_directory=entry.is_dir())
-    for name, rest in heads.items():  # folders that only the written files need
-        overlay_missing = target / name
-        overlay_missing.mkdir()
-        for path, content in rest.items():
-            (overlay_missing / path).parent.mkdir(parents=True, exist_ok=True)
-            (overlay_missing / path).write_bytes(content)
+    def walk(source: Path | None, at: Path, written: dict[Path, bytes]) -> None:
+        heads: dict[str, dict[Path, bytes]] = {}
+        for path in written:
+            if len(path.parts) > 1:
+                heads.setdefault(path.parts[0], {})[Path(*path.parts[1:])] = written[path]
+        for entry in sorted(os.scandir(source), key=lambda entry: entry.name) if source else ():
+            if entry.name in heads:
+                folders.append(at / entry.name)
+                walk(Path(entry.path), at / entry.name, heads.pop(entry.name))
+            elif Path(entry.name) not in written:
+                links.append((at / entry.name, Path(entry.path)))
+        for name, rest in heads.items():  # folders that only the written files need
+            folders.append(at / name)
+            walk(None, at / name, rest)
+
+    walk(base, Path(), files)
+    return Tree(tuple(folders), tuple(links), tuple(files.items()))

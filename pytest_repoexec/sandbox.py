@@ -1,15 +1,15 @@
 """The sandbox a sample runs in: bubblewrap with a root that is not the host's.
 
-Only what the interpreter, the virtualenv and the project need is bound, read-only: the system's ``/usr`` (and
-the ``/bin``, ``/lib`` links into it), the Python installation the virtualenv was made from, the virtualenv, the
-engine's runtime, the cached source, the sample's overlay, the problem's expected outputs, and a few files of
-``/etc`` (names, locale, time zone, certificates, MIME types). The sample's only writable places are a tmpfs
-of bounded size at ``/tmp`` (its ``TMPDIR``), another as its ``HOME`` (``/root``, as in RepoExec's container;
-what the engine binds there, such as a cache under the host's ``/root``, stays read-only), and a small one at
-``/dev/shm``. It gets its own
-PID namespace (``kill(getppid())``, ``killpg(0)`` and fork floods reach only the sample; whatever it leaves
-running dies with it), its own network namespace with a loopback of its own unless the problem declares
-``network = true``, no capabilities, a new session (no terminal to write to), and it dies with the engine.
+The root is a tmpfs of bounded size, the sample's one writable place (with a small ``/dev/shm``): its
+``/tmp``, its ``HOME`` (``/root``, as in RepoExec's container, whose root was writable too: some tests write
+at ``/`` or where they run) and its project tree (the folders on the way to the focal module, links into the
+cached source for the rest, the candidate's module and the tests copied in). Bound into it, read-only: the
+system's ``/usr`` (and the ``/bin``, ``/lib`` links into it), the Python installation the virtualenv was made
+from, the virtualenv, the engine's runtime, the cached source, the problem's expected outputs, and a copy of a
+few files of ``/etc`` (names, time zone, certificates, MIME types). It gets its own PID namespace
+(``kill(getppid())``, ``killpg(0)`` and fork floods reach only the sample; whatever it leaves running dies with
+it), its own network namespace with a loopback of its own unless the problem declares ``network = true``, no
+capabilities, a new session (no terminal to write to), and it dies with the engine.
 """
 
 from __future__ import annotations
@@ -27,7 +27,8 @@ INSTALL_HINT = (
     "install bubblewrap: `apt-get install bubblewrap` on Debian or Ubuntu (`repoexec setup` does it), "
     "`dnf install bubblewrap` on Fedora; or run candidates unconfined with --repoexec-sandbox=none"
 )
-HOME = "/root"  # as in the original harness's container: a tmpfs of its own
+HOME = "/root"  # as in the original harness's container
+SAMPLE = "/sample"  # where a project's tree is, inside the sandbox, when its manifest names no place
 EXPECTED = "/repoexec/expected"  # where the problem's expected outputs appear inside the sandbox
 _SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 _ETC = (
@@ -42,12 +43,36 @@ class SandboxUnavailable(Exception):
 
 
 @dataclass(frozen=True)
-class View:
-    """What one sample sees: read-only binds (host path, path inside), where it starts, whether it has the net."""
+class Tree:
+    """A sample's project tree, relative to where it is shown: real folders, symlinks into the cached source
+    (absolute), and the files written in (the candidate's module, the tests)."""
 
+    folders: tuple[Path, ...]
+    links: tuple[tuple[Path, Path], ...]
+    files: tuple[tuple[Path, bytes], ...]
+
+    def materialise(self, root: Path) -> None:
+        """Make the tree on the host (without a sandbox)."""
+        root.mkdir(parents=True)
+        for folder in self.folders:
+            (root / folder).mkdir()
+        for path, target in self.links:
+            (root / path).symlink_to(target, target_is_directory=target.is_dir())
+        for path, content in self.files:
+            (root / path).write_bytes(content)
+
+
+@dataclass(frozen=True)
+class View:
+    """What one sample sees: its project tree (at ``tree_at``, and as links at ``aliases``), read-only binds
+    (host path, path inside), where it starts, how much it may write, whether it has the network."""
+
+    tree: Tree
+    tree_at: Path
     binds: tuple[tuple[Path, Path], ...]
     workdir: Path
     tmpfs_bytes: int
+    aliases: tuple[Path, ...] = ()
     network: bool = False
 
 
@@ -59,21 +84,36 @@ class Bubblewrap:
     def name(self) -> str:
         return "bubblewrap"
 
-    def wrap(self, view: View, argv: list[str]) -> list[str]:
-        """The command that runs ``argv`` inside the view."""
+    def wrap(self, view: View, argv: list[str]) -> tuple[list[str], tuple[int, ...]]:
+        """The command that runs ``argv`` inside the view, and the descriptors it must be given (the files of
+        the tree, which bubblewrap copies in)."""
         args = [self.executable, "--unshare-all", *(["--share-net"] if view.network else []),
-                "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--proc", "/proc", "--dev", "/dev"]
+                "--die-with-parent", "--new-session", "--cap-drop", "ALL",
+                "--size", str(view.tmpfs_bytes), "--tmpfs", "/",  # the root: the sample's one writable place
+                "--proc", "/proc", "--dev", "/dev", "--size", str(min(view.tmpfs_bytes, 64 << 20)), "--tmpfs", "/dev/shm",
+                "--dir", "/tmp", "--dir", HOME]
         for path in _SYSTEM:
             if os.path.islink(path):
                 args += ["--symlink", os.readlink(path), path]
             elif os.path.isdir(path):
                 args += ["--ro-bind", path, path]
         args += ["--ro-bind", str(_etc()), "/etc"]
-        args += ["--size", str(view.tmpfs_bytes), "--tmpfs", "/tmp", "--size", str(view.tmpfs_bytes), "--tmpfs", HOME,
-                 "--size", str(min(view.tmpfs_bytes, 64 << 20)), "--tmpfs", "/dev/shm"]
-        for host, inside in view.binds:  # after the tmpfs: a bound path may lie under /tmp on the host
+        for host, inside in view.binds:
             args += ["--ro-bind", str(host), str(inside)]
-        return [*args, "--remount-ro", "/dev", "--remount-ro", "/", "--chdir", str(view.workdir), "--", *argv]
+        at, fds = view.tree_at, []  # the project tree, where the tests run (some write there)
+        for folder in (Path(), *view.tree.folders):
+            args += ["--dir", str(at / folder)]
+        for path, target in view.tree.links:
+            args += ["--symlink", str(target), str(at / path)]
+        for path, content in view.tree.files:
+            fds.append(os.memfd_create("repoexec-file"))
+            os.write(fds[-1], content)
+            os.lseek(fds[-1], 0, os.SEEK_SET)
+            args += ["--file", str(fds[-1]), str(at / path)]
+        for alias in view.aliases:
+            args += ["--symlink", str(at), str(alias)]
+        args += ["--remount-ro", "/dev", "--chdir", str(view.workdir), "--", *argv]
+        return args, tuple(fds)
 
 
 class Unconfined:
@@ -83,8 +123,9 @@ class Unconfined:
     def name(self) -> str:
         return "none"
 
-    def wrap(self, view: View, argv: list[str]) -> list[str]:
-        return argv
+    def wrap(self, view: View, argv: list[str]) -> tuple[list[str], tuple[int, ...]]:
+        view.tree.materialise(view.tree_at)
+        return argv, ()
 
 
 Sandbox = Bubblewrap | Unconfined
@@ -121,9 +162,9 @@ def probe() -> str | None:
     executable = shutil.which("bwrap")
     if executable is None:
         return "bubblewrap (bwrap) is not installed"
-    view = View(binds=(), workdir=Path("/"), tmpfs_bytes=1 << 20)
+    view = View(Tree((), (), ()), Path("/sample"), binds=(), workdir=Path("/"), tmpfs_bytes=1 << 20)
     try:
-        done = subprocess.run(Bubblewrap(executable).wrap(view, ["/bin/true"]), capture_output=True, timeout=30)
+        done = subprocess.run(Bubblewrap(executable).wrap(view, ["/bin/true"])[0], capture_output=True, timeout=30)
     except (OSError, subprocess.TimeoutExpired) as exc:
         return f"bubblewrap could not start: {exc}"
     if done.returncode != 0:
@@ -152,7 +193,7 @@ class Limits:
     memory: int = 4 << 30  # bytes of address space of each process
     processes: int = 64  # processes and threads of the sample
     file_size: int = 256 << 20  # bytes of the largest file it may write
-    tmpfs: int = 256 << 20  # bytes of its writable /tmp
+    tmpfs: int = 256 << 20  # bytes it may write: its root, /tmp, HOME and project tree together
     cpu: int = 600  # seconds of CPU time of each process
     open_files: int = 256
     output: int = 8 << 20  # bytes of stdout and stderr, after which the sample is stopped

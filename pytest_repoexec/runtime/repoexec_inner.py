@@ -18,7 +18,7 @@ from ast import literal_eval
 
 import pytest
 import repoexec_protocol as protocol
-from repoexec_guard import Integrity, apply_limits, guard_entry_point, limit_kind
+from repoexec_guard import Integrity, apply_limits, limit_kind, watch_classes
 from repoexec_protocol import ErrorType
 
 MESSAGE_LIMIT = 2000
@@ -125,7 +125,7 @@ class _Recorder:
         self.reruns = reruns
         self.entry = entry
         self.integrity = None  # what the run relies on, as it was before the candidate was imported
-        self.returned = None  # says whether the entry point returned an always-equal object of the candidate's
+        self.made = None  # says whether the candidate made a class with an __eq__ of its own
         self.round = 0
         self.timed_out = set()  # node ids of the tests that timed out in the first round
         self.round_outcomes = {}  # a later round's outcome of the running test, by node id
@@ -211,14 +211,14 @@ class _Recorder:
 
     @pytest.hookimpl(trylast=True)  # after pytest's own session-start plugins are registered
     def pytest_sessionstart(self, session):
+        if self.entry:  # before the snapshot: the class watch is ours
+            self.made = watch_classes(self.entry.partition(":")[0])
         self.integrity = Integrity(session.config.pluginmanager, (_Recorder, _Writer, protocol))
 
     def pytest_collection_finish(self, session):
         self.writer.write(protocol.Collected(collected=len(session.items), deselected=self.deselected,
                                              token=self.writer.token))
         self._check_integrity("repoexec::collection")
-        if self.entry:
-            self.returned = guard_entry_point(self.entry)
 
     def pytest_internalerror(self, excrepr, excinfo):
         """pytest itself failed: a limit that left it no room (memory, open files) is said as that limit."""
@@ -283,7 +283,7 @@ class _Recorder:
             return
         error_type = message = longrepr = None
         tampered = self.integrity.broken() if self.integrity else None
-        made = self.returned() if self.returned else None
+        made = self.made() if self.made else None
         if tampered or made:
             self.writer.write(protocol.Report(
                 nodeid=report.nodeid, when=report.when, outcome="failed", duration=report.duration,
