@@ -7,6 +7,7 @@ here starts a fresh interpreter and pytest per sample, in a per-sample overlay o
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import secrets
@@ -21,7 +22,9 @@ from typing import Any, Protocol
 
 from .environment import ProjectEnv, StaleRuntimeError
 from .problem import Problem
-from .sandbox import EXPECTED, HOME, SAMPLE, Bubblewrap, Limits, Sandbox, Tree, View, make_sandbox, python_home
+from .sandbox import (
+    EXPECTED, HOME, SAMPLE, Bubblewrap, Limits, ProcessCgroup, Sandbox, Tree, View, make_sandbox, python_home,
+)
 from .runtime import repoexec_protocol as protocol
 from .runtime.repoexec_protocol import ErrorType, error_type_of
 
@@ -108,6 +111,7 @@ class SubprocessExecutor:
         self.sample_timeout = sample_timeout
         self.sandbox = sandbox if sandbox is not None else make_sandbox("bwrap")
         self.limits = limits
+        self.cgroup = ProcessCgroup.find()
 
     def run(
         self, env: ProjectEnv, problem: Problem, module_source: str, options: RunOptions = RunOptions()
@@ -174,8 +178,13 @@ class SubprocessExecutor:
         token = secrets.token_hex(16)
         started = time.monotonic()
         argv, fds = self.sandbox.wrap(view, command)
-        watched = _launch(argv, fds, None if confined else workdir, environment, token,
-                          self.sample_timeout * options.reruns, limits.output)
+        with self.cgroup.around(argv, limits.processes) if self.cgroup else contextlib.nullcontext(
+            (argv, lambda: False)
+        ) as (argv, refused):
+            watched = _launch(argv, fds, None if confined else workdir, environment, token,
+                              self.sample_timeout * options.reruns, limits.output)
+            if refused() and watched.stopped is ErrorType.TIMEOUT:  # a fork flood, held, then stopped
+                watched = replace(watched, stopped=ErrorType.PROCESS_LIMIT)
         try:
             return _read_results(watched, token, confined, time.monotonic() - started)
         except protocol.SchemaMismatch as exc:

@@ -15,11 +15,15 @@ capabilities, a new session (no terminal to write to), and it dies with the engi
 from __future__ import annotations
 
 import atexit
+import contextlib
 import functools
+import itertools
 import os
 import shutil
 import subprocess
 import tempfile
+import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -105,11 +109,11 @@ class Bubblewrap:
             args += ["--dir", str(at / folder)]
         for path, target in view.tree.links:
             args += ["--symlink", str(target), str(at / path)]
-        for path, content in view.tree.files:
+        for path, content in view.tree.files:  # read-only: the tests and the module stay as they were given
             fds.append(os.memfd_create("repoexec-file"))
             os.write(fds[-1], content)
             os.lseek(fds[-1], 0, os.SEEK_SET)
-            args += ["--file", str(fds[-1]), str(at / path)]
+            args += ["--ro-bind-data", str(fds[-1]), str(at / path)]
         for alias in view.aliases:
             args += ["--symlink", str(at), str(alias)]
         args += ["--remount-ro", "/dev", "--chdir", str(view.workdir), "--", *argv]
@@ -230,3 +234,46 @@ def parse_size(text: str) -> int:
     if value < 1:
         raise ValueError(f"{text!r} is not a positive size")
     return int(value)
+
+
+class ProcessCgroup:
+    """A pids cgroup for each sample, where the engine runs as root: the kernel holds root (whose user it maps
+    the sandbox to) to no RLIMIT_NPROC, so without it a fork bomb would reach the host's process table."""
+
+    _ROOT = Path("/sys/fs/cgroup/pids")
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._count = itertools.count()
+
+    @classmethod
+    def find(cls) -> ProcessCgroup | None:
+        """The pids hierarchy, where this process runs as root and may make cgroups in it; else None (then
+        RLIMIT_NPROC holds the sample)."""
+        if os.geteuid() != 0 or not os.access(cls._ROOT / "cgroup.procs", os.W_OK):
+            return None
+        return cls(cls._ROOT)
+
+    @contextlib.contextmanager
+    def around(self, argv: list[str], limit: int) -> Iterator[tuple[list[str], Callable[[], bool]]]:
+        """``argv`` made to enter a fresh cgroup of at most ``limit`` processes before it starts (a shell that
+        moves itself, then execs: no child is born outside it), and a function that says whether the limit
+        refused a fork."""
+        folder = self.root / f"repoexec-{os.getpid()}-{next(self._count)}"
+        folder.mkdir()
+        try:
+            (folder / "pids.max").write_text(f"{limit}\n")
+            entered = ["/bin/sh", "-c", 'echo $$ > "$0" && exec "$@"', str(folder / "cgroup.procs"), *argv]
+            yield entered, lambda: _refused(folder)
+        finally:
+            for _ in range(50):  # the sample's processes are killed already; the kernel may lag behind
+                try:
+                    folder.rmdir()
+                    break
+                except OSError:
+                    time.sleep(0.02)
+
+
+def _refused(folder: Path) -> bool:
+    events = (folder / "pids.events").read_text().split()
+    return len(events) == 2 and events[0] == "max" and int(events[1]) > 0

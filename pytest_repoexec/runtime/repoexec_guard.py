@@ -10,6 +10,7 @@ stream (a token, the order of records, the exit status).
 
 import builtins
 import errno
+import os
 import resource
 import traceback
 
@@ -28,9 +29,8 @@ def apply_limits(spec):
     for part in filter(None, spec.split(",")):
         name, _, value = part.partition("=")
         limit = int(value)
-        if name == "nproc":  # what the process already runs (pytest's threads) does not count against the sample
-            limit = max(limit, 1)
-        resource.setrlimit(_RLIMITS[name], (limit, limit))
+        # CPU time: SIGXCPU at the soft limit (the sample says CPULimit), SIGKILL a second later if it is ignored
+        resource.setrlimit(_RLIMITS[name], (limit, limit + 1 if name == "cpu" else limit))
 
 
 def limit_kind(exc):
@@ -51,8 +51,9 @@ class Integrity:
     what has changed since. A candidate that patches the runner, the reports, a hook's plugins or a builtin
     to make tests pass leaves a trace here."""
 
-    def __init__(self, pluginmanager, own):
+    def __init__(self, pluginmanager, own, environment):
         self.pluginmanager = pluginmanager
+        self.environment = {name: os.environ.get(name) for name in environment}
         self.plugins = {id(plugin) for plugin in pluginmanager.get_plugins()}
         self.watched = {}
         import _pytest.python
@@ -68,6 +69,9 @@ class Integrity:
 
     def broken(self):
         """What was patched, in a few words, or None."""
+        for name, value in self.environment.items():
+            if os.environ.get(name) != value:
+                return f"the environment variable {name} was changed"
         for (owner, name), value in self.watched.items():
             if vars(owner).get(name) is not value:
                 return f"{getattr(owner, '__name__', owner)}.{name} was replaced"

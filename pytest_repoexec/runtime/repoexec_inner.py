@@ -24,6 +24,8 @@ from repoexec_protocol import ErrorType
 MESSAGE_LIMIT = 2000
 LONGREPR_LIMIT = 12000
 _RECORDER = None  # the session's recorder, which ``capture`` reports to
+# What the tests read from the environment to judge with: a candidate that points it elsewhere games them.
+_WATCHED_ENVIRONMENT = ("REPOEXEC_EXPECTED",)
 
 
 def pytest_addoption(parser):
@@ -213,7 +215,7 @@ class _Recorder:
     def pytest_sessionstart(self, session):
         if self.entry:  # before the snapshot: the class watch is ours
             self.made = watch_classes(self.entry.partition(":")[0])
-        self.integrity = Integrity(session.config.pluginmanager, (_Recorder, _Writer, protocol))
+        self.integrity = Integrity(session.config.pluginmanager, (_Recorder, _Writer, protocol), _WATCHED_ENVIRONMENT)
 
     def pytest_collection_finish(self, session):
         self.writer.write(protocol.Collected(collected=len(session.items), deselected=self.deselected,
