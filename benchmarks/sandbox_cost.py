@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 from pytest_repoexec.problem import find_manifests, load_problem
-from pytest_repoexec.sandbox import Bubblewrap, View, make_sandbox
+from pytest_repoexec.sandbox import Bubblewrap, Tree, View, make_sandbox
 
 
 def session(problems: Path, cache: Path, replay: Path, sandbox: str, report: Path) -> dict[tuple[str, int], dict]:
@@ -35,7 +35,8 @@ def startup(repeat: int = 50) -> tuple[float, float]:
     """Median seconds of /bin/true in an empty sandbox, and alone."""
     sandbox = make_sandbox("bwrap")
     assert isinstance(sandbox, Bubblewrap)
-    wrapped = sandbox.wrap(View(binds=(), workdir=Path("/"), tmpfs_bytes=1 << 20), ["/bin/true"])
+    empty = View(Tree((), (), ()), Path("/sample"), binds=(), workdir=Path("/"), tmpfs_bytes=1 << 20)
+    wrapped, _ = sandbox.wrap(empty, ["/bin/true"])
     times = {}
     for name, argv in (("bwrap", wrapped), ("bare", ["/bin/true"])):
         runs = []
