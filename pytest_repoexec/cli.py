@@ -33,23 +33,27 @@ def main(argv: list[str] | None = None) -> int:
     return import_command(args.source, args.out, args.outputs, args.projects)
 
 
+_INSTALLS = {  # package manager -> the steps that install bubblewrap with it
+    "apt-get": [["apt-get", "update", "-qq"], ["apt-get", "install", "-y", "-qq", "bubblewrap"]],
+    "dnf": [["dnf", "install", "-y", "-q", "bubblewrap"]],
+}
+
+
 def setup_command() -> int:
     """Install bubblewrap where apt-get (Debian, Ubuntu) or dnf (Fedora) can, then check that it works."""
     if shutil.which("bwrap") is None:
         root = os.geteuid() == 0
-        sudo = [] if root else ["sudo"]
         if not root and shutil.which("sudo") is None:
-            print(f"repoexec setup: bubblewrap is missing and this user cannot install it; {INSTALL_HINT}", file=sys.stderr)
+            print(f"repoexec setup: bubblewrap is missing and this user cannot install it; {INSTALL_HINT}",
+                  file=sys.stderr)
             return 1
-        for manager, steps in (("apt-get", [["apt-get", "update", "-qq"], ["apt-get", "install", "-y", "-qq", "bubblewrap"]]),
-                               ("dnf", [["dnf", "install", "-y", "-q", "bubblewrap"]])):
-            if shutil.which(manager):
-                print(f"repoexec setup: installing bubblewrap with {manager}")
-                for step in steps:
-                    if subprocess.run([*sudo, *step], env=os.environ | {"DEBIAN_FRONTEND": "noninteractive"}).returncode:
-                        print(f"repoexec setup: {' '.join(step)} failed; {INSTALL_HINT}", file=sys.stderr)
-                        return 1
-                break
+        manager = next((name for name in _INSTALLS if shutil.which(name)), None)
+        for step in _INSTALLS.get(manager, []):
+            print(f"repoexec setup: {' '.join(step)}")
+            environment = os.environ | {"DEBIAN_FRONTEND": "noninteractive"}
+            if subprocess.run([*([] if root else ["sudo"]), *step], env=environment).returncode:
+                print(f"repoexec setup: {' '.join(step)} failed; {INSTALL_HINT}", file=sys.stderr)
+                return 1
     probe.cache_clear()
     problem = probe()
     if problem:

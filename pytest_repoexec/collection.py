@@ -12,7 +12,9 @@ from typing import Any
 
 import pytest
 
-from .problem import PROBLEM_MANIFEST, PROJECT_MANIFEST, ManifestError, Problem, find_manifests, load_problem, load_project
+from .problem import (
+    PROBLEM_MANIFEST, PROJECT_MANIFEST, ManifestError, Problem, find_manifests, load_problem, load_project,
+)
 
 ItemFactory = Callable[["ProblemFile", Problem], Iterable[pytest.Item]]
 

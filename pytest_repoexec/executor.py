@@ -2,7 +2,8 @@
 
 The one interface the rest of the engine uses is ``Executor.run``: given a project environment, a problem
 and the source of its focal module with the candidate in place, return a ``SampleRun``. The implementation
-here starts a fresh interpreter and pytest per sample, in a per-sample overlay of the cached source tree.
+here starts a fresh interpreter and pytest per sample, in the sandbox, over a per-sample tree of the cached
+source (``sample_tree``).
 """
 
 from __future__ import annotations

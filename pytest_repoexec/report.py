@@ -288,7 +288,8 @@ def render_gate(results: list[GateResult], known: set[str]) -> list[str]:
         reasons = "; ".join(result.reasons)
         rows.append([result.problem, verdict, _figure(result.line_coverage), _figure(result.branch_coverage),
                      _figure(result.mutation_score) + (f" of {result.mutants}" if result.mutants else ""),
-                     ", ".join(result.flaky) or "-", "yes" if result.network else "-", reasons[:160] + ("…" if len(reasons) > 160 else "") or "-"])
+                     ", ".join(result.flaky) or "-", "yes" if result.network else "-",
+                     reasons[:160] + ("…" if len(reasons) > 160 else "") or "-"])
     widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header) - 1)]
     lines = ["  ".join([*(cell.ljust(w) for cell, w in zip(row[:-1], widths)), row[-1]]) for row in [header, *rows]]
     summary = gate_summary(results, known)

@@ -94,7 +94,8 @@ class Bubblewrap:
         args = [self.executable, "--unshare-all", *(["--share-net"] if view.network else []),
                 "--die-with-parent", "--new-session", "--cap-drop", "ALL",
                 "--size", str(view.tmpfs_bytes), "--tmpfs", "/",  # the root: the sample's one writable place
-                "--proc", "/proc", "--dev", "/dev", "--size", str(min(view.tmpfs_bytes, 64 << 20)), "--tmpfs", "/dev/shm",
+                "--proc", "/proc", "--dev", "/dev",
+                "--size", str(min(view.tmpfs_bytes, 64 << 20)), "--tmpfs", "/dev/shm",
                 "--dir", "/tmp", "--dir", HOME]
         for path in _SYSTEM:
             if os.path.islink(path):

@@ -136,7 +136,8 @@ def _limits(config: pytest.Config) -> Limits:
         try:
             given[name] = parse_size(text) if kind == "size" else int(text)
         except ValueError:
-            raise pytest.UsageError(f"{option}={text}: expected {'a size such as 512M or 4G' if kind == 'size' else 'a whole number'}") from None
+            wanted = "a size such as 512M or 4G" if kind == "size" else "a whole number"
+            raise pytest.UsageError(f"{option}={text}: expected {wanted}") from None
         if given[name] < 1:
             raise pytest.UsageError(f"{option}={text}: must be at least 1")
     return Limits(**given)
