@@ -253,6 +253,10 @@ class ProcessCgroup:
         RLIMIT_NPROC holds the sample)."""
         if os.geteuid() != 0 or not os.access(cls._ROOT / "cgroup.procs", os.W_OK):
             return None
+        for stale in cls._ROOT.glob("repoexec-*-*"):  # left by an engine that was killed: empty once it is gone
+            if not Path("/proc", stale.name.split("-")[1]).exists():
+                with contextlib.suppress(OSError):
+                    stale.rmdir()
         return cls(cls._ROOT)
 
     @contextlib.contextmanager
