@@ -62,6 +62,7 @@ def main() -> None:
         command = [sys.executable, "-m", "pytest_repoexec.cli", "import", str(args.data), "--out", str(out)]
         import_time = run(command + (["--projects", args.projects] if args.projects else []))
         session = [sys.executable, "-m", "pytest", str(out), "-n", args.workers, "-p", "no:cacheprovider", "-q",
+                   "--repoexec-fresh",  # every run evaluates: the result store would answer a second run
                    f"--repoexec-cache={cache}", f"--repoexec-report={report_path}"]
         cold = run(session)
         report = json.loads(report_path.read_text())

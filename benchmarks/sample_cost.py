@@ -21,7 +21,7 @@ from pytest_repoexec.problem import find_manifests, load_problem
 
 
 def run_session(problems: Path, cache: Path, report: Path, replay: Path | None, workers: int) -> float:
-    command = [sys.executable, "-m", "pytest", str(problems), "-q", "-p", "no:cacheprovider",
+    command = [sys.executable, "-m", "pytest", str(problems), "-q", "-p", "no:cacheprovider", "--repoexec-fresh",
                f"--repoexec-cache={cache}", f"--repoexec-report={report}"]
     if replay:
         command.append(f"--repoexec-model=replay:{replay}")

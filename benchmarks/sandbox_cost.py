@@ -24,7 +24,7 @@ from pytest_repoexec.sandbox import Bubblewrap, Tree, View, make_sandbox
 
 
 def session(problems: Path, cache: Path, replay: Path, sandbox: str, report: Path) -> dict[tuple[str, int], dict]:
-    command = [sys.executable, "-m", "pytest", str(problems), "-q", "-p", "no:cacheprovider",
+    command = [sys.executable, "-m", "pytest", str(problems), "-q", "-p", "no:cacheprovider", "--repoexec-fresh",
                f"--repoexec-cache={cache}", f"--repoexec-report={report}", f"--repoexec-model=replay:{replay}",
                f"--repoexec-sandbox={sandbox}"]
     subprocess.run(command, check=False, capture_output=True)

@@ -11,6 +11,7 @@ from .environment import ProjectEnv
 from .executor import Executor, SampleRun, module_file
 from .problem import Problem
 from .results import SampleResult, first_failure, verdict
+from .store import ResultStore
 from .runtime.repoexec_protocol import ErrorType
 
 
@@ -21,7 +22,11 @@ class Evaluation:
     run: SampleRun | None  # None when the completion never got as far as running
 
 
-def evaluate(problem: Problem, sample: int, completion: str, env: ProjectEnv, executor: Executor) -> Evaluation:
+def evaluate(
+    problem: Problem, sample: int, completion: str, env: ProjectEnv, executor: Executor,
+    store: ResultStore | None = None,
+) -> Evaluation:
+    """The sample's verdict: from the result store where the same module was judged before, else run."""
     candidate = make_candidate(problem, completion)
     error_type, run, passed_tests = candidate.error_type, None, 0
     if error_type is None:
@@ -32,6 +37,17 @@ def evaluate(problem: Problem, sample: int, completion: str, env: ProjectEnv, ex
             error_type = ErrorType.SYNTAX_ERROR
             candidate = dataclasses.replace(candidate, error_type=error_type, error=f"in the module: {exc.msg}")
         else:
+            if store is not None:
+                with store.slot(store.key(problem, env.python.parent.parent.name, module)) as slot:
+                    if slot.stored is not None:
+                        stored = SampleResult.from_dict(slot.stored)
+                        copied = stored.sample if stored.sample != sample else stored.copied_from
+                        result = dataclasses.replace(stored, sample=sample, copied_from=copied, store="read")
+                        return Evaluation(result, candidate, None)
+                    evaluation = evaluate(problem, sample, completion, env, executor)
+                    state = "replaced" if slot.unreadable else "evaluated"
+                    slot.put(evaluation.result.to_dict())
+                    return dataclasses.replace(evaluation, result=dataclasses.replace(evaluation.result, store=state))
             run = executor.run(env, problem, module)
             passed_tests, error_type = verdict(run, problem.test_count)
     failed_test, error_log = None, None

@@ -41,6 +41,10 @@ def describe_failure(failure: SampleFailed, config: pytest.Config) -> str:
             lines.append(f"  {test.outcome.upper()} {test.name}: {test.error_type or ''} {message[0] if message else ''}")
         if result.error_type == ErrorType.TEST_COUNT_MISMATCH:
             lines.append(f"  {len(run.tests)} tests ran; the problem declares {failure.problem.test_count}")
+    elif result.store == "read":  # its verdict came from the result store: what the first failure said then
+        lines.append(f"  FAILED {result.failed_test or '(the session)'}: {result.error_type} (from the result store"
+                     + (f", the same module as sample {result.copied_from}" if result.copied_from is not None else "")
+                     + ")")
     if config.get_verbosity() <= 0:
         lines.append("  (-v shows the tracebacks and the candidate beside the reference)")
         return "\n".join(lines)
@@ -50,6 +54,8 @@ def describe_failure(failure: SampleFailed, config: pytest.Config) -> str:
                 lines += ["", f"---- {test.name} ----", test.longrepr.rstrip()]
         if run.timed_out or not run.finished:
             lines += ["", "---- output of the test process (tail) ----", run.output.rstrip()]
+    elif result.error_log:
+        lines += ["", f"---- {result.failed_test or 'the session'} ----", result.error_log.rstrip()]
     width = config.get_terminal_writer().fullwidth
     lines += ["", side_by_side("reference", failure.problem.reference, "candidate",
                                candidate.function or candidate.completion, width)]

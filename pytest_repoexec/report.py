@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -123,6 +123,11 @@ class ResultsCollector(Collector):
         empty = sum(r.empty for r in results)
         if empty:
             lines.append(f"empty completions (a body of only a docstring or pass): {empty} samples")
+        store = store_counts(self.results.values())
+        if store["read"]:
+            lines.append(f"result store: {store['read']} samples read back ({store['copies']} of them the same module "
+                         f"as another sample), {store['evaluated']} evaluated"
+                         + (f", {store['replaced']} unreadable entries evaluated again" if store["replaced"] else ""))
         if self.rounds:
             lines += ["", *render_rounds(self.rounds)]
         if self.debug_error:
@@ -150,6 +155,7 @@ class ResultsCollector(Collector):
             },
             "errors": error_counts(results),
             "empty": sum(r.empty for r in results),
+            "store": store_counts(self.results.values()),
             "samples": [result.to_dict() for result in results],
             "known_failures": [
                 result.to_dict() for result in sorted(self.results.values(), key=lambda r: (r.problem, r.sample))
@@ -171,6 +177,18 @@ class ResultsCollector(Collector):
                 "error": self.debug_error,
             }
         return report
+
+
+def store_counts(results: Iterable[SampleResult]) -> dict[str, int]:
+    """How the run's verdicts came about: read back from the result store (copies: the same module as another
+    sample of the problem), evaluated, or evaluated again over an entry that could not be read."""
+    results = list(results)
+    return {
+        "read": sum(r.store == "read" for r in results),
+        "copies": sum(r.copied_from is not None for r in results),
+        "evaluated": sum(r.store in ("evaluated", "replaced") for r in results),
+        "replaced": sum(r.store == "replaced" for r in results),
+    }
 
 
 def _by_project(results: list[SampleResult]) -> dict[str, list[SampleResult]]:

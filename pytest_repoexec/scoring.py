@@ -12,6 +12,7 @@ before the workers start, and hands the completions to them in ``workerinput``.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import threading
 from collections.abc import Iterator
@@ -32,6 +33,7 @@ from .problem import PROBLEM_MANIFEST, ManifestError, Problem
 from .report import ResultsCollector
 from .selection import Unread, collect_on_controller
 from .settings import Settings, make_executor
+from .store import ResultStore
 
 
 class ScoringSession:
@@ -152,7 +154,15 @@ class ScoringSession:
         return self.completions[problem_id][sample]
 
     def judge(self, problem: Problem, sample: int, completion: str) -> Evaluation:
-        return evaluate(problem, sample, completion, self.environment(problem), self.executor)
+        return evaluate(problem, sample, completion, self.environment(problem), self.executor, self.store)
+
+    @functools.cached_property
+    def store(self) -> ResultStore:
+        """Verdicts by content; the options that change a verdict are part of every key."""
+        settings = self.settings
+        context = {"test_timeout": settings.test_timeout, "sample_timeout": settings.sample_timeout,
+                   "limits": dataclasses.asdict(settings.limits), "sandbox": settings.sandbox}
+        return ResultStore(settings.cache / "results", context, fresh=settings.fresh)
 
     def environment(self, problem: Problem) -> ProjectEnv:
         with self._environment_lock:  # debugging rounds judge in threads: one builds, the others wait

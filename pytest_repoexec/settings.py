@@ -48,6 +48,8 @@ def add_options(parser: pytest.Parser) -> None:
         shown = f"{default >> 20}M" if kind == "size" else str(default)
         group.addoption(f"--repoexec-{name.replace('_', '-')}", default=None, metavar="SIZE" if kind == "size" else "N",
                         help=f"limit of each sample: {_LIMIT_HELP[name]} (default {shown})")
+    group.addoption("--repoexec-fresh", action="store_true",
+                    help="evaluate every sample again, not reading verdicts back from the result store")
     group.addoption("--repoexec-validate", action="store_true",
                     help="run the admission gate on each problem's reference instead of scoring a model")
     group.addoption("--repoexec-fix-assertions", action="store_true",
@@ -77,6 +79,7 @@ class Settings:
     context: str  # the dependency context of debugging prompts (the generators' --repoexec-context)
     workers: int  # xdist workers, or 1: how many samples a debugging round judges at once
     sandbox: str = "bwrap"
+    fresh: bool = False  # evaluate again what the result store holds
     limits: Limits = field(default_factory=Limits)
     gate: GateSettings = field(default_factory=GateSettings)
 
@@ -108,6 +111,7 @@ class Settings:
             debug_rounds=rounds,
             context=option("repoexec_context", "full"),
             sandbox=option("repoexec_sandbox"),
+            fresh=option("repoexec_fresh"),
             limits=_limits(config),
             workers=workers if isinstance(workers, int) and workers > 0 else 1,
             gate=GateSettings(

@@ -1,0 +1,94 @@
+"""Verdicts kept on disk, content-addressed, so that a candidate is run once however often it is asked about.
+
+The key covers everything that can change a verdict: the engine's own code, the project's environment (its
+folder name holds the source, the requirements, the interpreter and the inner runtime), the problem's manifest,
+tests and expected files, the candidate module as spliced, and the run's limits and sandbox. Two samples of one
+problem whose spliced modules are the same text share one evaluation (the second waits on the first's lock,
+then reads it); a run that is started again, after finishing or after ``kill -9``, reads back what was done
+and evaluates only the rest. An entry that cannot be read (cut off, or of another layout) is evaluated again.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import hashlib
+import json
+import os
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from filelock import FileLock
+
+from .problem import Problem
+
+LAYOUT = 1  # of an entry; an entry of another layout is not read
+
+
+@functools.cache
+def engine_digest() -> str:
+    """The engine's own code: any change to it is a new engine, whose verdicts are its own."""
+    package = Path(__file__).parent
+    digest = hashlib.sha256()
+    for path in sorted(package.rglob("*")):
+        if path.suffix in (".py", ".toml") and "__pycache__" not in path.parts:
+            digest.update(path.relative_to(package).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def problem_digest(problem: Problem) -> str:
+    """The problem as its tests see it: manifest, test module, expected files."""
+    digest = hashlib.sha256()
+    for path in (problem.manifest, problem.tests):
+        digest.update(path.read_bytes() + b"\0")
+    if problem.expected.is_dir():
+        for path in sorted(problem.expected.rglob("*")):
+            if path.is_file():
+                digest.update(path.relative_to(problem.expected).as_posix().encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
+
+
+@dataclass
+class Slot:
+    """One key's place in the store, held under its lock: what it holds (None when nothing readable), and
+    whether an entry was there that could not be read."""
+
+    path: Path
+    stored: dict[str, Any] | None
+    unreadable: bool
+
+    def put(self, result: Mapping[str, Any]) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        partial = self.path.with_name(f"{self.path.name}.{os.getpid()}.partial")
+        partial.write_text(json.dumps({"layout": LAYOUT, "result": dict(result)}), encoding="utf-8")
+        os.replace(partial, self.path)
+
+
+class ResultStore:
+    """Under ``<cache>/results``. ``fresh`` evaluates every sample again (and stores the new verdicts)."""
+
+    def __init__(self, folder: Path, context: Mapping[str, Any], fresh: bool = False) -> None:
+        self.folder, self.context, self.fresh = folder, dict(context), fresh
+
+    def key(self, problem: Problem, environment: str, module: str) -> str:
+        fields = {"engine": engine_digest(), "environment": environment, "problem": problem_digest(problem),
+                  "module": module, **self.context}
+        return hashlib.sha256(json.dumps(fields, sort_keys=True).encode("utf-8")).hexdigest()
+
+    @contextlib.contextmanager
+    def slot(self, key: str) -> Iterator[Slot]:
+        path = self.folder / key[:2] / f"{key}.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with FileLock(str(path) + ".lock"):
+            stored, unreadable = None, False
+            if path.exists() and not self.fresh:
+                try:
+                    entry = json.loads(path.read_text(encoding="utf-8"))
+                    if entry.get("layout") != LAYOUT or not isinstance(entry.get("result"), dict):
+                        raise ValueError(f"layout {entry.get('layout')!r}")
+                    stored = entry["result"]
+                except (OSError, ValueError, AttributeError):
+                    unreadable = True
+            yield Slot(path, stored, unreadable)

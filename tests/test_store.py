@@ -1,0 +1,99 @@
+"""The result store: each distinct candidate module evaluated once, a rerun read back, a killed run resumed."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from conftest import write_replay
+from mini_project import SCALED_REFERENCE
+
+SWAP_OK = "def swap(pair):\n    return (pair[1], pair[0])\n"
+WRONG = "def scaled(value):\n    return value * SCALE\n"
+
+
+@pytest.fixture
+def cache(tmp_path):
+    """A cache of the test's own: the store starts empty."""
+    return tmp_path / "cache"
+
+
+def run(pytester, mini, cache, replay, *args):
+    report = pytester.path / "report.json"
+    report.unlink(missing_ok=True)
+    result = pytester.runpytest_subprocess(str(mini), f"--repoexec-model=replay:{replay}", f"--repoexec-cache={cache}",
+                                           f"--repoexec-report={report}", "-p", "no:cacheprovider", *args)
+    return result, json.loads(report.read_text())
+
+
+def test_identical_modules_are_evaluated_once_and_a_rerun_reads_every_verdict_back(pytester, mini, cache):
+    replay = write_replay(pytester.path / "dup.jsonl", {
+        "mini/scaled": [SCALED_REFERENCE, SCALED_REFERENCE, WRONG, WRONG, SCALED_REFERENCE],
+        "mini/swap": [SWAP_OK],
+    })
+    first_result, first = run(pytester, mini, cache, replay)
+    first_result.assert_outcomes(passed=4, failed=2)
+    scaled = [s for s in first["samples"] if s["problem"] == "mini/scaled"]
+    assert [s["copied_from"] for s in scaled] == [None, 0, None, 2, 0]
+    assert [s["store"] for s in scaled] == ["evaluated", "read", "evaluated", "read", "read"]
+    assert first["store"] == {"read": 3, "copies": 3, "evaluated": 3, "replaced": 0}
+    first_result.stdout.fnmatch_lines(["*result store: 3 samples read back (3 of them the same module as another "
+                                       "sample), 3 evaluated*"])
+
+    again_result, again = run(pytester, mini, cache, replay)
+    assert again["metrics"] == first["metrics"]
+    assert again["store"]["evaluated"] == 0 and again["store"]["read"] == 6
+    assert [(s["passed"], s["error_type"], s["tests_passed"]) for s in again["samples"]] == [
+        (s["passed"], s["error_type"], s["tests_passed"]) for s in first["samples"]]
+
+    _, fresh = run(pytester, mini, cache, replay, "--repoexec-fresh")
+    assert fresh["store"]["evaluated"] == 6 and fresh["metrics"] == first["metrics"]
+
+
+def test_an_option_that_changes_verdicts_is_part_of_the_key(pytester, mini, cache):
+    replay = write_replay(pytester.path / "r.jsonl", {"mini/scaled": [SCALED_REFERENCE], "mini/swap": [SWAP_OK]})
+    run(pytester, mini, cache, replay)
+    _, other = run(pytester, mini, cache, replay, "--repoexec-timeout=3")
+    assert other["store"]["evaluated"] == 2
+
+
+def test_an_unreadable_entry_is_evaluated_again(pytester, mini, cache):
+    replay = write_replay(pytester.path / "r.jsonl", {"mini/scaled": [SCALED_REFERENCE], "mini/swap": [SWAP_OK]})
+    _, first = run(pytester, mini, cache, replay)
+    entries = sorted((cache / "results").rglob("*.json"))
+    assert len(entries) == 2
+    entries[0].write_text(entries[0].read_text()[:25])  # cut off, as by a crash mid-write of an older engine
+    entries[1].write_text(json.dumps({"layout": 0, "result": {}}))  # another layout
+    _, again = run(pytester, mini, cache, replay)
+    assert again["store"] == {"read": 0, "copies": 0, "evaluated": 2, "replaced": 2}
+    assert again["metrics"] == first["metrics"]
+
+
+def test_a_run_killed_half_way_resumes_with_what_is_missing(pytester, mini, cache):
+    slow = [f"def scaled(value):\n    import time\n    time.sleep(0.3)\n    return clamp(value * SCALE, 0, {100 + i})\n"
+            for i in range(6)]  # six distinct modules, about 1.2 s each (four tests)
+    replay = write_replay(pytester.path / "slow.jsonl", {"mini/scaled": slow, "mini/swap": [SWAP_OK]})
+    command = [sys.executable, "-m", "pytest", str(mini), f"--repoexec-model=replay:{replay}",
+               f"--repoexec-cache={cache}", "-p", "no:cacheprovider", "-q"]
+    process = subprocess.Popen(command, cwd=pytester.path, start_new_session=True, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 120
+    while len(list((cache / "results").rglob("*.json"))) < 3 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    os.killpg(process.pid, signal.SIGKILL)
+    process.wait()
+    done_before = len(list((cache / "results").rglob("*.json")))
+    assert 3 <= done_before < 7
+    _, resumed = run(pytester, mini, cache, replay)
+    assert resumed["store"]["read"] == done_before
+    assert resumed["store"]["evaluated"] == 7 - done_before  # nothing evaluated twice
+    _, uninterrupted = run(pytester, mini, cache.with_name("fresh-cache"), replay)
+    assert resumed["metrics"] == uninterrupted["metrics"]
+    assert [(s["passed"], s["error_type"], s["tests_passed"]) for s in resumed["samples"]] == [
+        (s["passed"], s["error_type"], s["tests_passed"]) for s in uninterrupted["samples"]]
