@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from .candidate import Candidate, candidate_module, dependency_share, make_candidate
 from .environment import ProjectEnv
-from .executor import Executor, SampleRun, module_file
+from .executor import Executor, RunOptions, SampleRun, module_file
 from .problem import Problem
 from .results import SampleResult, first_failure, verdict
 from .store import ResultStore
@@ -24,9 +24,10 @@ class Evaluation:
 
 def evaluate(
     problem: Problem, sample: int, completion: str, env: ProjectEnv, executor: Executor,
-    store: ResultStore | None = None,
+    store: ResultStore | None = None, fail_fast: bool = False,
 ) -> Evaluation:
-    """The sample's verdict: from the result store where the same module was judged before, else run."""
+    """The sample's verdict: from the result store where the same module was judged before, else run (up to
+    its first failing test with ``fail_fast``: enough for pass@k, not for TR)."""
     candidate = make_candidate(problem, completion)
     error_type, run, passed_tests = candidate.error_type, None, 0
     if error_type is None:
@@ -44,11 +45,11 @@ def evaluate(
                         copied = stored.sample if stored.sample != sample else stored.copied_from
                         result = dataclasses.replace(stored, sample=sample, copied_from=copied, store="read")
                         return Evaluation(result, candidate, None)
-                    evaluation = evaluate(problem, sample, completion, env, executor)
+                    evaluation = evaluate(problem, sample, completion, env, executor, fail_fast=fail_fast)
                     state = "replaced" if slot.unreadable else "evaluated"
                     slot.put(evaluation.result.to_dict())
                     return dataclasses.replace(evaluation, result=dataclasses.replace(evaluation.result, store=state))
-            run = executor.run(env, problem, module)
+            run = executor.run(env, problem, module, RunOptions(first_failure=fail_fast))
             passed_tests, error_type = verdict(run, problem.test_count)
     failed_test, error_log = None, None
     if error_type is not None:
@@ -67,5 +68,6 @@ def evaluate(
         empty=candidate.empty,
         failed_test=failed_test,
         error_log=error_log,
+        tr_measured=not (fail_fast and error_type is not None),
     )
     return Evaluation(result, candidate, run)

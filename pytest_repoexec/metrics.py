@@ -52,7 +52,9 @@ def summarise(results: Iterable[SampleResult]) -> Summary:
         samples_per_problem=(min(counts, default=0), max(counts, default=0)),
         pass_at={k: v for k, v in pass_at.items() if v is not None},
         dir=mean(with_dependencies),
-        tr=mean([r.tests_passed / r.tests_total for r in samples if r.tests_total]),
+        # a sample stopped at its first failing test (--repoexec-fail-fast) did not measure it: no TR at all
+        tr=None if any(not r.tr_measured for r in samples)
+        else mean([r.tests_passed / r.tests_total for r in samples if r.tests_total]),
     )
 
 

@@ -123,6 +123,8 @@ class ResultsCollector(Collector):
         empty = sum(r.empty for r in results)
         if empty:
             lines.append(f"empty completions (a body of only a docstring or pass): {empty} samples")
+        if any(not r.tr_measured for r in results):
+            lines.append("TR: not measured (--repoexec-fail-fast stopped failing samples at their first failing test)")
         store = store_counts(self.results.values())
         if store["read"]:
             lines.append(f"result store: {store['read']} samples read back ({store['copies']} of them the same module "

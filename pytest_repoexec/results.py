@@ -28,6 +28,7 @@ class SampleResult:
     empty: bool = False  # the candidate's body is only a docstring, pass or ... (the paper counts these)
     failed_test: str | None = None  # the first test that failed, by name (what a debugging round shows)
     error_log: str | None = None  # why it failed, as pytest told it (truncated)
+    tr_measured: bool = True  # False where the sample stopped at its first failing test (--repoexec-fail-fast)
     copied_from: int | None = None  # the sample of the same problem, with the same module, whose run this shares
     store: str | None = None  # "read" (its verdict came from the result store), "evaluated", or "replaced"
     #   (evaluated, where the store held an entry that could not be read); None when nothing was run

@@ -154,14 +154,16 @@ class ScoringSession:
         return self.completions[problem_id][sample]
 
     def judge(self, problem: Problem, sample: int, completion: str) -> Evaluation:
-        return evaluate(problem, sample, completion, self.environment(problem), self.executor, self.store)
+        return evaluate(problem, sample, completion, self.environment(problem), self.executor, self.store,
+                        self.settings.fail_fast)
 
     @functools.cached_property
     def store(self) -> ResultStore:
         """Verdicts by content; the options that change a verdict are part of every key."""
         settings = self.settings
         context = {"test_timeout": settings.test_timeout, "sample_timeout": settings.sample_timeout,
-                   "limits": dataclasses.asdict(settings.limits), "sandbox": settings.sandbox}
+                   "limits": dataclasses.asdict(settings.limits), "sandbox": settings.sandbox,
+                   "fail_fast": settings.fail_fast}
         return ResultStore(settings.cache / "results", context, fresh=settings.fresh)
 
     def environment(self, problem: Problem) -> ProjectEnv:

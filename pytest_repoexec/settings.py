@@ -48,6 +48,8 @@ def add_options(parser: pytest.Parser) -> None:
         shown = f"{default >> 20}M" if kind == "size" else str(default)
         group.addoption(f"--repoexec-{name.replace('_', '-')}", default=None, metavar="SIZE" if kind == "size" else "N",
                         help=f"limit of each sample: {_LIMIT_HELP[name]} (default {shown})")
+    group.addoption("--repoexec-fail-fast", action="store_true",
+                    help="stop each sample at its first failing test: enough for pass@k, and TR is not measured")
     group.addoption("--repoexec-fresh", action="store_true",
                     help="evaluate every sample again, not reading verdicts back from the result store")
     group.addoption("--repoexec-validate", action="store_true",
@@ -80,6 +82,7 @@ class Settings:
     workers: int  # xdist workers, or 1: how many samples a debugging round judges at once
     sandbox: str = "bwrap"
     fresh: bool = False  # evaluate again what the result store holds
+    fail_fast: bool = False  # each sample stops at its first failing test; TR is then not measured
     limits: Limits = field(default_factory=Limits)
     gate: GateSettings = field(default_factory=GateSettings)
 
@@ -112,6 +115,7 @@ class Settings:
             context=option("repoexec_context", "full"),
             sandbox=option("repoexec_sandbox"),
             fresh=option("repoexec_fresh"),
+            fail_fast=option("repoexec_fail_fast"),
             limits=_limits(config),
             workers=workers if isinstance(workers, int) and workers > 0 else 1,
             gate=GateSettings(

@@ -192,3 +192,16 @@ def test_a_project_can_see_its_source_at_fixed_paths(mini, run_repoexec, pyteste
     result, report = run_repoexec(str(mini))
     result.assert_outcomes(passed=2)
     assert report["metrics"]["TR"] == 1.0
+
+
+def test_fail_fast_keeps_pass_at_k_and_says_tr_was_not_measured(mini, run_repoexec, pytester):
+    replay = write_replay(pytester.path / "ff.jsonl", {
+        "mini/scaled": [SCALED_REFERENCE, "def scaled(value):\n    return value * SCALE\n"], "mini/swap": [SWAP_OK],
+    })
+    result, full = run_repoexec(str(mini), f"--repoexec-model=replay:{replay}")
+    fast_result, fast = run_repoexec(str(mini), f"--repoexec-model=replay:{replay}", "--repoexec-fail-fast")
+    assert fast["metrics"]["pass@1"] == full["metrics"]["pass@1"] == 0.75
+    assert full["metrics"]["TR"] == pytest.approx((1 + 2 / 4 + 1) / 3) and fast["metrics"]["TR"] is None
+    wrong = [s for s in fast["samples"] if not s["passed"]]
+    assert [(s["error_type"], s["tr_measured"], s["tests_passed"]) for s in wrong] == [("AssertionError", False, 1)]
+    fast_result.stdout.fnmatch_lines(["*TR: not measured (--repoexec-fail-fast*"])
