@@ -27,6 +27,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from .runtime.repoexec_protocol import ErrorType, error_type_of
+
 INSTALL_HINT = (
     "install bubblewrap: `apt-get install bubblewrap` on Debian or Ubuntu (`repoexec setup` does it), "
     "`dnf install bubblewrap` on Fedora; or run candidates unconfined with --repoexec-sandbox=none"
@@ -217,13 +219,17 @@ LIMIT_FIELDS = {"memory": "size", "processes": "count", "file_size": "size", "tm
                 "open_files": "count", "output": "size"}  # a problem's [limits] keys, as Limits names them
 
 
-def limit_option(error_type: str) -> str | None:
+def limit_option(error_type: ErrorType | str | None) -> str | None:
     """The option (and manifest field) to raise when a sample failed at a limit, named for people."""
-    name = {"MemoryLimit": "memory", "ProcessLimit": "processes", "OutputLimit": "output", "CPULimit": "cpu",
-            "FileSizeLimit": "file_size", "DiskLimit": "tmpfs", "OpenFilesLimit": "open_files"}.get(str(error_type))
-    if name is None:
-        return "--repoexec-timeout or timeout in problem.toml" if str(error_type) == "Timeout" else None
-    return f"--repoexec-{name.replace('_', '-')} or limits.{name} in problem.toml"
+    if error_type == ErrorType.TIMEOUT:
+        return "--repoexec-timeout or timeout in problem.toml"
+    name = _LIMIT_OF_ERROR.get(error_type_of(str(error_type)))
+    return f"--repoexec-{name.replace('_', '-')} or limits.{name} in problem.toml" if name else None
+
+
+_LIMIT_OF_ERROR = {ErrorType.MEMORY_LIMIT: "memory", ErrorType.PROCESS_LIMIT: "processes",
+                   ErrorType.OUTPUT_LIMIT: "output", ErrorType.CPU_LIMIT: "cpu", ErrorType.FILE_SIZE_LIMIT: "file_size",
+                   ErrorType.DISK_LIMIT: "tmpfs", ErrorType.OPEN_FILES_LIMIT: "open_files"}
 
 
 def parse_size(text: str) -> int:
