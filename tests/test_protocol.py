@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 
 from conftest import write_replay
-from mini_project import SCALED_REFERENCE
 from pytest_repoexec.environment import Environments
 from pytest_repoexec.executor import _read_results, _Watched
 from pytest_repoexec.problem import load_problem

@@ -11,7 +11,6 @@ import threading
 import pytest
 
 from conftest import write_replay
-from mini_project import SCALED_REFERENCE
 
 SWAP_OK = "def swap(pair):\n    return (pair[1], pair[0])\n"
 
