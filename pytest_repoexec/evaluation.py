@@ -4,6 +4,7 @@ that anything that needs a sample judged (a debugging round, a validation pass) 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from .candidate import Candidate, candidate_module, dependency_share, make_candidate
@@ -14,20 +15,25 @@ from .results import SampleResult, first_failure, verdict
 from .store import ResultStore
 from .runtime.repoexec_protocol import ErrorType
 
+REFERENCE = -1  # the sample index of the reference's own run (the yardstick of relative timeouts)
+
 
 @dataclass(frozen=True)
 class Evaluation:
     result: SampleResult
     candidate: Candidate
-    run: SampleRun | None  # None when the completion never got as far as running
+    run: SampleRun | None  # None when the completion never got as far as running, or was read back
+    durations: dict[str, float] | None = None  # each test's time in the run (this one, or the stored one)
 
 
 def evaluate(
     problem: Problem, sample: int, completion: str, env: ProjectEnv, executor: Executor,
-    store: ResultStore | None = None, fail_fast: bool = False,
+    store: ResultStore | None = None, fail_fast: bool = False, test_timeouts: Mapping[str, float] | None = None,
 ) -> Evaluation:
     """The sample's verdict: from the result store where the same module was judged before, else run (up to
-    its first failing test with ``fail_fast``: enough for pass@k, not for TR)."""
+    its first failing test with ``fail_fast``: enough for pass@k, not for TR; each test within its own limit
+    from ``test_timeouts`` where it has one)."""
+    options = RunOptions(first_failure=fail_fast, test_timeouts=tuple(sorted((test_timeouts or {}).items())))
     candidate = make_candidate(problem, completion)
     error_type, run, passed_tests = candidate.error_type, None, 0
     if error_type is None:
@@ -39,17 +45,19 @@ def evaluate(
             candidate = dataclasses.replace(candidate, error_type=error_type, error=f"in the module: {exc.msg}")
         else:
             if store is not None:
-                with store.slot(store.key(problem, env.python.parent.parent.name, module)) as slot:
+                variant = {"test_timeouts": options.test_timeouts}
+                with store.slot(store.key(problem, env.python.parent.parent.name, module, variant)) as slot:
                     if slot.stored is not None:
                         stored = SampleResult.from_dict(slot.stored)
-                        copied = stored.sample if stored.sample != sample else stored.copied_from
+                        copied = stored.sample if stored.sample not in (sample, REFERENCE) else stored.copied_from
                         result = dataclasses.replace(stored, sample=sample, copied_from=copied, store="read")
-                        return Evaluation(result, candidate, None)
-                    evaluation = evaluate(problem, sample, completion, env, executor, fail_fast=fail_fast)
+                        return Evaluation(result, candidate, None, slot.durations)
+                    evaluation = evaluate(problem, sample, completion, env, executor, fail_fast=fail_fast,
+                                          test_timeouts=test_timeouts)
                     state = "replaced" if slot.unreadable else "evaluated"
-                    slot.put(evaluation.result.to_dict())
+                    slot.put(evaluation.result.to_dict(), evaluation.durations or {})
                     return dataclasses.replace(evaluation, result=dataclasses.replace(evaluation.result, store=state))
-            run = executor.run(env, problem, module, RunOptions(first_failure=fail_fast))
+            run = executor.run(env, problem, module, options)
             passed_tests, error_type = verdict(run, problem.test_count)
     failed_test, error_log = None, None
     if error_type is not None:
@@ -70,4 +78,5 @@ def evaluate(
         error_log=error_log,
         tr_measured=not (fail_fast and error_type is not None),
     )
-    return Evaluation(result, candidate, run)
+    durations = {test.name: test.duration for test in run.tests} if run else None
+    return Evaluation(result, candidate, run, durations)

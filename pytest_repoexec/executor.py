@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import json
 import os
 import secrets
 import selectors
@@ -62,6 +63,7 @@ class RunOptions:
     reruns: int = 1  # rounds of the whole session, in one process
     coverage: bool = False  # line and branch coverage of the focal module
     first_failure: bool = False  # stop at the first failing test (a mutant needs only one to be killed)
+    test_timeouts: tuple[tuple[str, float], ...] = ()  # (test name, seconds): limits below the run's own
     expected: Path | None = None  # the expected-output folder to use instead of the problem's
 
 
@@ -160,6 +162,8 @@ class SubprocessExecutor:
             command.append(f"--repoexec-coverage=*/{focal}")  # wherever the tests see the source
         if options.first_failure:
             command.append("-x")
+        if options.test_timeouts:
+            command.append(f"--repoexec-test-timeouts={json.dumps(dict(options.test_timeouts))}")
         binds = [python_home(env.python), env.python.parent.parent, *([env.runtime] if env.runtime else []),
                  env.source_root]
         view = View(

@@ -25,7 +25,7 @@ from . import transport
 from .collection import ProblemFile, ProblemLoader
 from .debugging import DebugPhase
 from .environment import EnvironmentBuildError, Environments, ProjectEnv
-from .evaluation import Evaluation, evaluate
+from .evaluation import REFERENCE, Evaluation, evaluate
 from .executor import ProblemLayoutError, SubprocessExecutor
 from .failure import SampleFailed, describe_failure
 from .generation import GenerationError, Generator, GeneratorRegistry
@@ -51,6 +51,7 @@ class ScoringSession:
         self.quiet = False  # while the controller collects only to learn the selection
         self.session: pytest.Session | None = None
         self._environment_lock = threading.Lock()
+        self._timeouts: dict[str, dict[str, float] | None] = {}  # relative test timeouts, by problem id
         handed = getattr(config, "workerinput", None)
         if handed is not None:  # an xdist worker: the controller counted and generated
             self.counts = dict(handed.get(transport.COUNTS, {}))
@@ -154,8 +155,28 @@ class ScoringSession:
         return self.completions[problem_id][sample]
 
     def judge(self, problem: Problem, sample: int, completion: str) -> Evaluation:
+        limits = None if completion == problem.reference else self.relative_timeouts(problem)
         return evaluate(problem, sample, completion, self.environment(problem), self.executor, self.store,
-                        self.settings.fail_fast)
+                        self.settings.fail_fast, limits)
+
+    def relative_timeouts(self, problem: Problem) -> dict[str, float] | None:
+        """Each test's own limit, as EvalPlus sets them: the reference's time on it times
+        --repoexec-timeout-factor, at least --repoexec-min-timeout, never above the run's limit. The reference
+        runs once for its times (its verdict is kept in the store, and is also the reference sample's); a test
+        it did not pass keeps the run's limit. None: no relative timeouts."""
+        settings = self.settings
+        if not settings.timeout_factor:
+            return None
+        if problem.id not in self._timeouts:
+            reference = evaluate(problem, REFERENCE, problem.reference, self.environment(problem), self.executor,
+                                 self.store, self.settings.fail_fast)
+            cap = problem.timeout or settings.test_timeout
+            self._timeouts[problem.id] = {
+                name: round(min(cap, max(settings.min_timeout, settings.timeout_factor * seconds)), 3)
+                for name, seconds in (reference.durations or {}).items()
+                if reference.result.passed
+            } or None
+        return self._timeouts[problem.id]
 
     @functools.cached_property
     def store(self) -> ResultStore:

@@ -48,6 +48,11 @@ def add_options(parser: pytest.Parser) -> None:
         shown = f"{default >> 20}M" if kind == "size" else str(default)
         group.addoption(f"--repoexec-{name.replace('_', '-')}", default=None, metavar="SIZE" if kind == "size" else "N",
                         help=f"limit of each sample: {_LIMIT_HELP[name]} (default {shown})")
+    group.addoption("--repoexec-timeout-factor", type=float, default=10.0, metavar="F",
+                    help="a candidate's test may take F times the reference's time on it (default 10; 0: only "
+                         "--repoexec-timeout), at least --repoexec-min-timeout, at most --repoexec-timeout")
+    group.addoption("--repoexec-min-timeout", type=float, default=1.0, metavar="SECONDS",
+                    help="the least time limit of a test under relative timeouts (default 1)")
     group.addoption("--repoexec-fail-fast", action="store_true",
                     help="stop each sample at its first failing test: enough for pass@k, and TR is not measured")
     group.addoption("--repoexec-fresh", action="store_true",
@@ -83,6 +88,8 @@ class Settings:
     sandbox: str = "bwrap"
     fresh: bool = False  # evaluate again what the result store holds
     fail_fast: bool = False  # each sample stops at its first failing test; TR is then not measured
+    timeout_factor: float = 10.0  # relative timeouts: this many times the reference's time on a test; 0: off
+    min_timeout: float = 1.0  # the least limit of a test under relative timeouts
     limits: Limits = field(default_factory=Limits)
     gate: GateSettings = field(default_factory=GateSettings)
 
@@ -98,7 +105,9 @@ class Settings:
             raise pytest.UsageError("--repoexec-reruns must be at least 2: flakiness shows between runs")
         if option("repoexec_mutants") < 0:
             raise pytest.UsageError("--repoexec-mutants must be 0 or more")
-        for name in ("repoexec_timeout", "repoexec_sample_timeout"):
+        if option("repoexec_timeout_factor") < 0:
+            raise pytest.UsageError("--repoexec-timeout-factor must be 0 (off) or more")
+        for name in ("repoexec_timeout", "repoexec_sample_timeout", "repoexec_min_timeout"):
             if option(name) <= 0:
                 raise pytest.UsageError(f"--{name.replace('_', '-')} must be more than 0 seconds")
         cache, report = option("repoexec_cache"), option("repoexec_report")
@@ -116,6 +125,8 @@ class Settings:
             sandbox=option("repoexec_sandbox"),
             fresh=option("repoexec_fresh"),
             fail_fast=option("repoexec_fail_fast"),
+            timeout_factor=option("repoexec_timeout_factor"),
+            min_timeout=option("repoexec_min_timeout"),
             limits=_limits(config),
             workers=workers if isinstance(workers, int) and workers > 0 else 1,
             gate=GateSettings(

@@ -24,7 +24,7 @@ from filelock import FileLock
 
 from .problem import Problem
 
-LAYOUT = 1  # of an entry; an entry of another layout is not read
+LAYOUT = 2  # of an entry; an entry of another layout is not read
 
 
 @functools.cache
@@ -58,11 +58,13 @@ class Slot:
     path: Path
     stored: dict[str, Any] | None
     unreadable: bool
+    durations: dict[str, float] | None = None  # each test's time in the stored run (what relative timeouts use)
 
-    def put(self, result: Mapping[str, Any]) -> None:
+    def put(self, result: Mapping[str, Any], durations: Mapping[str, float]) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         partial = self.path.with_name(f"{self.path.name}.{os.getpid()}.partial")
-        partial.write_text(json.dumps({"layout": LAYOUT, "result": dict(result)}), encoding="utf-8")
+        entry = {"layout": LAYOUT, "result": dict(result), "durations": dict(durations)}
+        partial.write_text(json.dumps(entry), encoding="utf-8")
         os.replace(partial, self.path)
 
 
@@ -72,9 +74,10 @@ class ResultStore:
     def __init__(self, folder: Path, context: Mapping[str, Any], fresh: bool = False) -> None:
         self.folder, self.context, self.fresh = folder, dict(context), fresh
 
-    def key(self, problem: Problem, environment: str, module: str) -> str:
+    def key(self, problem: Problem, environment: str, module: str, variant: Mapping[str, Any] = {}) -> str:
+        """``variant``: what else a sample was run with (its tests' own time limits)."""
         fields = {"engine": engine_digest(), "environment": environment, "problem": problem_digest(problem),
-                  "module": module, **self.context}
+                  "module": module, "variant": dict(variant), **self.context}
         return hashlib.sha256(json.dumps(fields, sort_keys=True).encode("utf-8")).hexdigest()
 
     @contextlib.contextmanager
@@ -82,13 +85,13 @@ class ResultStore:
         path = self.folder / key[:2] / f"{key}.json"
         path.parent.mkdir(parents=True, exist_ok=True)
         with FileLock(str(path) + ".lock"):
-            stored, unreadable = None, False
+            stored, unreadable, durations = None, False, None
             if path.exists() and not self.fresh:
                 try:
                     entry = json.loads(path.read_text(encoding="utf-8"))
                     if entry.get("layout") != LAYOUT or not isinstance(entry.get("result"), dict):
                         raise ValueError(f"layout {entry.get('layout')!r}")
-                    stored = entry["result"]
+                    stored, durations = entry["result"], entry.get("durations")
                 except (OSError, ValueError, AttributeError):
                     unreadable = True
-            yield Slot(path, stored, unreadable)
+            yield Slot(path, stored, unreadable, durations)

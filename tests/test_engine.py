@@ -205,3 +205,19 @@ def test_fail_fast_keeps_pass_at_k_and_says_tr_was_not_measured(mini, run_repoex
     wrong = [s for s in fast["samples"] if not s["passed"]]
     assert [(s["error_type"], s["tr_measured"], s["tests_passed"]) for s in wrong] == [("AssertionError", False, 1)]
     fast_result.stdout.fnmatch_lines(["*TR: not measured (--repoexec-fail-fast*"])
+
+
+@pytest.mark.parametrize(("factor", "limit"), [("10", "1.0"), ("0", "3.0")])
+def test_a_candidates_test_times_out_relative_to_the_reference(mini, run_repoexec, pytester, factor, limit):
+    """The reference's tests take milliseconds: with a factor, a looping candidate's test stops at the least
+    limit (--repoexec-min-timeout), not at --repoexec-timeout; with factor 0 the run's limit holds."""
+    looping = "def scaled(value):\n    while value == 3:\n        pass\n    return clamp(value * SCALE, 0, 100)\n"
+    slower = "def scaled(value):\n    import time\n    time.sleep(0.05)\n    return clamp(value * SCALE, 0, 100)\n"
+    replay = write_replay(pytester.path / f"rel{factor}.jsonl", {"mini/scaled": [looping, slower],
+                                                                  "mini/swap": [SWAP_OK]})
+    result, report = run_repoexec(str(mini), f"--repoexec-model=replay:{replay}", "--repoexec-timeout=3",
+                                  f"--repoexec-timeout-factor={factor}")
+    loop, slow = [s for s in report["samples"] if s["problem"] == "mini/scaled"]
+    assert (loop["error_type"], loop["failed_test"], loop["tests_passed"]) == ("Timeout", "test_middle", 3)
+    assert f"Timeout (>{limit}s)" in loop["error_log"]
+    assert slow["passed"]  # slower than the reference, within its limit

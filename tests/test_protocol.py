@@ -169,7 +169,7 @@ def test_a_sample_killed_at_its_wall_clock_limit_keeps_the_tests_that_passed(min
             "    return clamp(value * SCALE, 0, 100)\n")
     replay = write_replay(pytester.path / "hang.jsonl", {"mini/scaled": [hang], "mini/swap": [SWAP_OK]})
     result, report = run_repoexec(str(mini), f"--repoexec-model=replay:{replay}", "--repoexec-timeout=60",
-                                  "--repoexec-sample-timeout=3")
+                                  "--repoexec-sample-timeout=3", "--repoexec-timeout-factor=0")
     scaled = next(s for s in report["samples"] if s["problem"] == "mini/scaled")
     assert (scaled["passed"], scaled["error_type"], scaled["tests_passed"]) == (False, "Timeout", 2)
 

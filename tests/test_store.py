@@ -16,6 +16,7 @@ from mini_project import SCALED_REFERENCE
 
 SWAP_OK = "def swap(pair):\n    return (pair[1], pair[0])\n"
 WRONG = "def scaled(value):\n    return value * SCALE\n"
+NO_REFERENCE_RUN = ("--repoexec-timeout-factor=0",)  # no reference run for relative timeouts: only the samples' entries
 
 
 @pytest.fixture
@@ -28,7 +29,8 @@ def run(pytester, mini, cache, replay, *args):
     report = pytester.path / "report.json"
     report.unlink(missing_ok=True)
     result = pytester.runpytest_subprocess(str(mini), f"--repoexec-model=replay:{replay}", f"--repoexec-cache={cache}",
-                                           f"--repoexec-report={report}", "-p", "no:cacheprovider", *args)
+                                           f"--repoexec-report={report}", "-p", "no:cacheprovider", *NO_REFERENCE_RUN,
+                                           *args)
     return result, json.loads(report.read_text())
 
 
@@ -56,6 +58,16 @@ def test_identical_modules_are_evaluated_once_and_a_rerun_reads_every_verdict_ba
     assert fresh["store"]["evaluated"] == 6 and fresh["metrics"] == first["metrics"]
 
 
+def test_relative_timeouts_cost_one_reference_run_a_problem(pytester, mini, cache):
+    replay = write_replay(pytester.path / "r.jsonl", {"mini/scaled": [WRONG, WRONG.replace("SCALE", "SCALE + 1")],
+                                                            "mini/swap": [SWAP_OK]})
+    _, first = run(pytester, mini, cache, replay, "--repoexec-timeout-factor=10")
+    assert first["store"]["evaluated"] == 3
+    assert len(list((cache / "results").rglob("*.json"))) == 3 + 2  # and each problem's reference, once
+    _, again = run(pytester, mini, cache, replay, "--repoexec-timeout-factor=10")
+    assert again["store"] == {"read": 3, "copies": 0, "evaluated": 0, "replaced": 0}
+
+
 def test_an_option_that_changes_verdicts_is_part_of_the_key(pytester, mini, cache):
     replay = write_replay(pytester.path / "r.jsonl", {"mini/scaled": [SCALED_REFERENCE], "mini/swap": [SWAP_OK]})
     run(pytester, mini, cache, replay)
@@ -80,7 +92,7 @@ def test_a_run_killed_half_way_resumes_with_what_is_missing(pytester, mini, cach
             for i in range(6)]  # six distinct modules, about 1.2 s each (four tests)
     replay = write_replay(pytester.path / "slow.jsonl", {"mini/scaled": slow, "mini/swap": [SWAP_OK]})
     command = [sys.executable, "-m", "pytest", str(mini), f"--repoexec-model=replay:{replay}",
-               f"--repoexec-cache={cache}", "-p", "no:cacheprovider", "-q"]
+               f"--repoexec-cache={cache}", "-p", "no:cacheprovider", "-q", *NO_REFERENCE_RUN]
     process = subprocess.Popen(command, cwd=pytester.path, start_new_session=True, stdout=subprocess.DEVNULL,
                                stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 120

@@ -24,13 +24,34 @@ _ERRNO_KINDS = {errno.ENOSPC: ErrorType.DISK_LIMIT, errno.EDQUOT: ErrorType.DISK
 _SPAWNS = ("fork", "spawn", "Popen", "system", "Process", "start", "exec")
 
 
+HEADROOM = 32 << 20  # address space the test process needs beyond what it holds when the limits are set
+
+
 def apply_limits(spec):
-    """Set ``as=N,nproc=N,...`` as soft and hard limits of this process and all it starts."""
+    """Set ``as=N,nproc=N,...`` as soft and hard limits of this process and all it starts. Returns why the
+    memory limit leaves the process no room to go on (it may then die anywhere, even inside pytest), or None."""
+    cramped = None
     for part in filter(None, spec.split(",")):
         name, _, value = part.partition("=")
         limit = int(value)
         # CPU time: SIGXCPU at the soft limit (the sample says CPULimit), SIGKILL a second later if it is ignored
+        if name == "as" and _address_space() + HEADROOM > limit:
+            cramped = (f"the memory limit ({limit >> 20} MiB) is below what the test process needs: it holds "
+                       f"{_address_space() >> 20} MiB before any test runs")
         resource.setrlimit(_RLIMITS[name], (limit, limit + 1 if name == "cpu" else limit))
+    return cramped
+
+
+def _address_space():
+    """This process's address space in bytes (VmSize), or 0 where /proc does not say."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("VmSize:"):
+                    return int(line.split()[1]) << 10
+    except OSError:
+        pass
+    return 0
 
 
 def limit_kind(exc):

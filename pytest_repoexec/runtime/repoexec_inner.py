@@ -33,6 +33,7 @@ def pytest_addoption(parser):
     parser.addoption("--repoexec-token-fd", type=int, required=True, help="the pipe the run's token is read from")
     parser.addoption("--repoexec-limits", default="", help="as=N,nproc=N,fsize=N,cpu=N,nofile=N: this process's limits")
     parser.addoption("--repoexec-entry", default="", help="module:qualname of the function the candidate wrote")
+    parser.addoption("--repoexec-test-timeouts", default="{}", help="JSON: test name -> its own time limit")
     parser.addoption("--repoexec-deselect", action="append", default=[],
                      help="leave out the tests of this name (a function name takes all its parameter sets)")
     parser.addoption("--repoexec-reruns", type=int, default=1, help="run the whole session's tests this many times")
@@ -239,6 +240,10 @@ class _Recorder:
         return broken
 
     def pytest_collection_modifyitems(self, session, config, items):
+        limits = json.loads(config.getoption("--repoexec-test-timeouts"))
+        for item in items:  # pytest-timeout takes a test's own marker over --timeout
+            if item.name in limits:
+                item.add_marker(pytest.mark.timeout(limits[item.name]))
         names = set(config.getoption("--repoexec-deselect"))
         if not names:
             return
@@ -341,9 +346,12 @@ def pytest_configure(config):
     token_fd = config.getoption("--repoexec-token-fd")
     token = os.read(token_fd, 256).decode("ascii")  # before any candidate code runs, and then gone
     os.close(token_fd)
-    apply_limits(config.getoption("--repoexec-limits"))
     writer = _Writer(config.getoption("--repoexec-results-fd"), token)
     writer.write(protocol.Start())
+    cramped = apply_limits(config.getoption("--repoexec-limits"))
+    if cramped:  # said now: the process may not live to say it
+        writer.write(protocol.CollectError(nodeid="repoexec::limits", error_type=ErrorType.MEMORY_LIMIT.value,
+                                           message=cramped, longrepr=cramped))
     _RECORDER = _Recorder(writer, config.getoption("--repoexec-reruns"), config.getoption("--repoexec-entry"))
     config.pluginmanager.register(_RECORDER, "repoexec-recorder")
     target = config.getoption("--repoexec-coverage")
