@@ -35,30 +35,32 @@ def evaluate(
     from ``test_timeouts`` where it has one)."""
     options = RunOptions(first_failure=fail_fast, test_timeouts=tuple(sorted((test_timeouts or {}).items())))
     candidate = make_candidate(problem, completion)
-    error_type, run, passed_tests = candidate.error_type, None, 0
-    if error_type is None:
-        original = module_file(env.import_root, problem.module).read_text(encoding="utf-8")
-        try:
-            module = candidate_module(problem, original, candidate)
-        except SyntaxError as exc:
-            error_type = ErrorType.SYNTAX_ERROR
-            candidate = dataclasses.replace(candidate, error_type=error_type, error=f"in the module: {exc.msg}")
-        else:
-            if store is not None:
-                variant = {"test_timeouts": options.test_timeouts}
-                with store.slot(store.key(problem, env.python.parent.parent.name, module, variant)) as slot:
-                    if slot.stored is not None:
-                        stored = SampleResult.from_dict(slot.stored)
-                        copied = stored.sample if stored.sample not in (sample, REFERENCE) else stored.copied_from
-                        result = dataclasses.replace(stored, sample=sample, copied_from=copied, store="read")
-                        return Evaluation(result, candidate, None, slot.durations)
-                    evaluation = evaluate(problem, sample, completion, env, executor, fail_fast=fail_fast,
-                                          test_timeouts=test_timeouts)
-                    state = "replaced" if slot.unreadable else "evaluated"
-                    slot.put(evaluation.result.to_dict(), evaluation.durations or {})
-                    return dataclasses.replace(evaluation, result=dataclasses.replace(evaluation.result, store=state))
-            run = executor.run(env, problem, module, options)
-            passed_tests, error_type = verdict(run, problem.test_count)
+    if candidate.error_type is not None:
+        return _judged(problem, sample, candidate, None, fail_fast)
+    original = module_file(env.import_root, problem.module).read_text(encoding="utf-8")
+    try:
+        module = candidate_module(problem, original, candidate)
+    except SyntaxError as exc:
+        candidate = dataclasses.replace(candidate, error_type=ErrorType.SYNTAX_ERROR, error=f"in the module: {exc.msg}")
+        return _judged(problem, sample, candidate, None, fail_fast)
+    if store is None:
+        return _judged(problem, sample, candidate, executor.run(env, problem, module, options), fail_fast)
+    variant = {"test_timeouts": options.test_timeouts}
+    with store.slot(store.key(problem, env.python.parent.parent.name, module, variant)) as slot:
+        if slot.stored is not None:
+            stored = SampleResult.from_dict(slot.stored)
+            copied = stored.sample if stored.sample not in (sample, REFERENCE) else stored.copied_from
+            result = dataclasses.replace(stored, sample=sample, copied_from=copied, store="read")
+            return Evaluation(result, candidate, None, slot.durations)
+        evaluation = _judged(problem, sample, candidate, executor.run(env, problem, module, options), fail_fast)
+        slot.put(evaluation.result.to_dict(), evaluation.durations or {})
+        state = "replaced" if slot.unreadable else "evaluated"
+        return dataclasses.replace(evaluation, result=dataclasses.replace(evaluation.result, store=state))
+
+
+def _judged(problem: Problem, sample: int, candidate: Candidate, run: SampleRun | None, fail_fast: bool) -> Evaluation:
+    """The result of a candidate that ran (or that could not: ``run`` is None and the candidate says why)."""
+    passed_tests, error_type = verdict(run, problem.test_count) if run else (0, candidate.error_type)
     failed_test, error_log = None, None
     if error_type is not None:
         failed_test, error_log = first_failure(run, error_type) if run else (None, f"{error_type}: {candidate.error}")

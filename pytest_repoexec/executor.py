@@ -151,7 +151,7 @@ class SubprocessExecutor:
         command = [
             str(env.python), "-m", "pytest", str(root / test_path),
             "-p", "repoexec_inner", "-p", "pytest_timeout", f"--timeout={problem.timeout or self.test_timeout}",
-            f"--repoexec-limits={limits.rlimits()}", f"--repoexec-entry={problem.module}:{problem.entry_point}",
+            f"--repoexec-limits={limits.rlimits()}", f"--repoexec-focal-module={problem.module}",
             "-c", str(root / test_path.parent / CONFIG), f"--rootdir={root}", "--noconftest",
             "-p", "no:cacheprovider", "-q", "--tb=short", "-rN", "--color=no",
             *(f"--repoexec-deselect={name}" for name in problem.quarantine),

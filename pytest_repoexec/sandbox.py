@@ -86,10 +86,6 @@ class Bubblewrap:
     def __init__(self, executable: str) -> None:
         self.executable = executable
 
-    @property
-    def name(self) -> str:
-        return "bubblewrap"
-
     def wrap(self, view: View, argv: list[str]) -> tuple[list[str], tuple[int, ...]]:
         """The command that runs ``argv`` inside the view, and the descriptors it must be given (the files of
         the tree, which bubblewrap copies in)."""
@@ -125,10 +121,6 @@ class Bubblewrap:
 
 class Unconfined:
     """``--repoexec-sandbox=none``: the candidate runs as the user, on the host; the run says so."""
-
-    @property
-    def name(self) -> str:
-        return "none"
 
     def wrap(self, view: View, argv: list[str]) -> tuple[list[str], tuple[int, ...]]:
         view.tree.materialise(view.tree_at)

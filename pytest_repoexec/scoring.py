@@ -108,7 +108,7 @@ class ScoringSession:
             return
         self.selected = {item.problem.id: item.problem for item in session.items if isinstance(item, SampleItem)}
         if self.selected:
-            assert self.executor is not None
+            self.executor  # noqa: B018 (made now: a sandbox that cannot run stops the run before generation)
         self.completions = self._generate(list(self.selected.values())) if self.selected else {}
 
     @functools.cached_property
@@ -169,13 +169,12 @@ class ScoringSession:
             return None
         if problem.id not in self._timeouts:
             reference = evaluate(problem, REFERENCE, problem.reference, self.environment(problem), self.executor,
-                                 self.store, self.settings.fail_fast)
+                                 self.store, settings.fail_fast)
             cap = problem.timeout or settings.test_timeout
             self._timeouts[problem.id] = {
                 name: round(min(cap, max(settings.min_timeout, settings.timeout_factor * seconds)), 3)
                 for name, seconds in (reference.durations or {}).items()
-                if reference.result.passed
-            } or None
+            } if reference.result.passed and reference.durations else None
         return self._timeouts[problem.id]
 
     @functools.cached_property

@@ -73,10 +73,13 @@ class ResultStore:
 
     def __init__(self, folder: Path, context: Mapping[str, Any], fresh: bool = False) -> None:
         self.folder, self.context, self.fresh = folder, dict(context), fresh
+        self._problems: dict[Path, str] = {}  # each problem's digest, read once
 
     def key(self, problem: Problem, environment: str, module: str, variant: Mapping[str, Any] = {}) -> str:
         """``variant``: what else a sample was run with (its tests' own time limits)."""
-        fields = {"engine": engine_digest(), "environment": environment, "problem": problem_digest(problem),
+        if problem.manifest not in self._problems:
+            self._problems[problem.manifest] = problem_digest(problem)
+        fields = {"engine": engine_digest(), "environment": environment, "problem": self._problems[problem.manifest],
                   "module": module, "variant": dict(variant), **self.context}
         return hashlib.sha256(json.dumps(fields, sort_keys=True).encode("utf-8")).hexdigest()
 

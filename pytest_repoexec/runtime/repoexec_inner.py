@@ -32,7 +32,7 @@ def pytest_addoption(parser):
     parser.addoption("--repoexec-results-fd", type=int, required=True, help="the pipe to stream the records into")
     parser.addoption("--repoexec-token-fd", type=int, required=True, help="the pipe the run's token is read from")
     parser.addoption("--repoexec-limits", default="", help="as=N,nproc=N,fsize=N,cpu=N,nofile=N: this process's limits")
-    parser.addoption("--repoexec-entry", default="", help="module:qualname of the function the candidate wrote")
+    parser.addoption("--repoexec-focal-module", default="", help="the module the candidate's function is in")
     parser.addoption("--repoexec-test-timeouts", default="{}", help="JSON: test name -> its own time limit")
     parser.addoption("--repoexec-deselect", action="append", default=[],
                      help="leave out the tests of this name (a function name takes all its parameter sets)")
@@ -123,10 +123,10 @@ _RANK = {"passed": 0, "skipped": 1, "failed": 2}  # what a test's outcome in a r
 
 
 class _Recorder:
-    def __init__(self, writer, reruns, entry):
+    def __init__(self, writer, reruns, focal_module):
         self.writer = writer
         self.reruns = reruns
-        self.entry = entry
+        self.focal_module = focal_module
         self.integrity = None  # what the run relies on, as it was before the candidate was imported
         self.made = None  # says whether the candidate made a class with an __eq__ of its own
         self.round = 0
@@ -214,8 +214,8 @@ class _Recorder:
 
     @pytest.hookimpl(trylast=True)  # after pytest's own session-start plugins are registered
     def pytest_sessionstart(self, session):
-        if self.entry:  # before the snapshot: the class watch is ours
-            self.made = watch_classes(self.entry.partition(":")[0])
+        if self.focal_module:  # before the snapshot: the class watch is ours
+            self.made = watch_classes(self.focal_module)
         self.integrity = Integrity(session.config.pluginmanager, (_Recorder, _Writer, protocol), _WATCHED_ENVIRONMENT)
 
     def pytest_collection_finish(self, session):
@@ -352,7 +352,7 @@ def pytest_configure(config):
     if cramped:  # said now: the process may not live to say it
         writer.write(protocol.CollectError(nodeid="repoexec::limits", error_type=ErrorType.MEMORY_LIMIT.value,
                                            message=cramped, longrepr=cramped))
-    _RECORDER = _Recorder(writer, config.getoption("--repoexec-reruns"), config.getoption("--repoexec-entry"))
+    _RECORDER = _Recorder(writer, config.getoption("--repoexec-reruns"), config.getoption("--repoexec-focal-module"))
     config.pluginmanager.register(_RECORDER, "repoexec-recorder")
     target = config.getoption("--repoexec-coverage")
     if target:
