@@ -37,6 +37,10 @@ class GateSession:
     def executor(self) -> SubprocessExecutor:
         return make_executor(self.settings)
 
+    def pytest_unconfigure(self, config: pytest.Config) -> None:
+        if "executor" in vars(self):  # made: its warm processes stop with the session
+            self.executor.close()
+
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         if any(isinstance(item, GateItem) for item in session.items) and not session.config.option.collectonly:
             self.executor  # noqa: B018 (made now: a sandbox that cannot run stops the run before any problem)

@@ -37,7 +37,7 @@ from .problem import Project
 COMPLETE_MARKER = ".repoexec-complete"
 # The inner plugin and the protocol it shares with the engine, imported inside the virtualenv as top-level modules.
 RUNTIME_MODULES = tuple(Path(__file__).with_name("runtime") / name
-                        for name in ("repoexec_inner.py", "repoexec_protocol.py", "repoexec_guard.py"))
+                        for name in ("repoexec_inner.py", "repoexec_protocol.py", "repoexec_guard.py", "repoexec_warm.py"))
 # What the inner test run needs inside every project's virtualenv; copied from this interpreter, so no network.
 RUNTIME_DISTRIBUTIONS = ("pytest", "pytest-timeout", "coverage")
 _FAR_FUTURE = "2999-12-31T00:00:00Z"

@@ -18,14 +18,15 @@ import signal
 import subprocess
 import tempfile
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
 from .environment import ProjectEnv, StaleRuntimeError
 from .problem import Problem
 from .sandbox import (
-    EXPECTED, HOME, SAMPLE, Bubblewrap, Limits, ProcessCgroup, Sandbox, Tree, View, make_sandbox, python_home,
+    EXPECTED, HOME, SAMPLE, Bubblewrap, Limits, ProcessCgroup, Sandbox, SampleCgroup, Tree, View, make_sandbox,
+    python_home,
 )
 from .runtime import repoexec_protocol as protocol
 from .runtime.repoexec_protocol import ErrorType, error_type_of
@@ -84,6 +85,7 @@ class SampleRun:
     coverage: dict[str, Any] | None = None  # coverage.py's figures for the focal module
     stopped: ErrorType | None = None  # the limit that ended the sample: Timeout, OutputLimit, CPULimit...
     tampered: str | None = None  # why the verdict stream cannot be believed (a grader game), if it cannot
+    phases: dict[str, float] = field(default_factory=dict)  # seconds in each phase: start-up, collection, tests...
 
 
 class Executor(Protocol):
@@ -97,6 +99,19 @@ def module_file(import_root: Path, module: str) -> Path:
         if path.is_file():
             return path
     raise ProblemLayoutError(f"module {module} is not in the project's source ({import_root})")
+
+
+@dataclass(frozen=True)
+class Launch:
+    """One sample's run as any executor starts it: pytest's arguments (after ``python -m pytest``, before the
+    pipes' descriptors), its environment, what it sees, and what bounds it from outside."""
+
+    arguments: tuple[str, ...]
+    environment: dict[str, str]
+    view: View
+    confined: bool
+    timeout: float  # the whole sample's wall clock
+    limits: Limits
 
 
 class SubprocessExecutor:
@@ -127,12 +142,26 @@ class SubprocessExecutor:
         tree = sample_tree(env.source_root, {focal: module_source.encode("utf-8"), test_path: tests,
                                              test_path.parent / CONFIG: b"[pytest]\n"})
         with tempfile.TemporaryDirectory(prefix="repoexec-sample-") as scratch:
-            return self._run_pytest(env, problem, tree, test_path, Path(scratch), focal, options)
+            launch = self._plan(env, problem, tree, test_path, Path(scratch), focal, options)
+            token = secrets.token_hex(16)
+            started = time.monotonic()
+            watched = self._execute(env, problem, launch, token)
+        try:
+            return _read_results(watched, token, launch.confined, time.monotonic() - started)
+        except protocol.SchemaMismatch as exc:
+            folders = " and ".join(str(path) for path in (env.runtime, env.python.parent.parent) if path)
+            raise StaleRuntimeError(
+                f"project {problem.project.name}: {exc}: the cached inner runtime is stale; delete {folders} "
+                "(they are rebuilt on the next run)"
+            ) from None
 
-    def _run_pytest(
+    def close(self) -> None:
+        """Nothing outlives a sample here; the warm executor stops its processes."""
+
+    def _plan(
         self, env: ProjectEnv, problem: Problem, tree: Tree, test_path: Path, scratch: Path, focal: Path,
         options: RunOptions,
-    ) -> SampleRun:
+    ) -> Launch:
         confined = isinstance(self.sandbox, Bubblewrap)
         limits = self.limits.overridden(problem.limits)
         expected = options.expected or problem.expected
@@ -148,8 +177,8 @@ class SubprocessExecutor:
             home, tmp, seen_expected = scratch / "home", scratch / "tmp", expected
             home.mkdir()
             tmp.mkdir()
-        command = [
-            str(env.python), "-m", "pytest", str(root / test_path),
+        arguments = [
+            str(root / test_path),
             "-p", "repoexec_inner", "-p", "pytest_timeout", f"--timeout={problem.timeout or self.test_timeout}",
             f"--repoexec-limits={limits.rlimits()}", f"--repoexec-focal-module={problem.module}",
             "-c", str(root / test_path.parent / CONFIG), f"--rootdir={root}", "--noconftest",
@@ -157,13 +186,13 @@ class SubprocessExecutor:
             *(f"--repoexec-deselect={name}" for name in problem.quarantine),
         ]
         if options.reruns > 1:
-            command.append(f"--repoexec-reruns={options.reruns}")
+            arguments.append(f"--repoexec-reruns={options.reruns}")
         if options.coverage:
-            command.append(f"--repoexec-coverage=*/{focal}")  # wherever the tests see the source
+            arguments.append(f"--repoexec-coverage=*/{focal}")  # wherever the tests see the source
         if options.first_failure:
-            command.append("-x")
+            arguments.append("-x")
         if options.test_timeouts:
-            command.append(f"--repoexec-test-timeouts={json.dumps(dict(options.test_timeouts))}")
+            arguments.append(f"--repoexec-test-timeouts={json.dumps(dict(options.test_timeouts))}")
         binds = [python_home(env.python), env.python.parent.parent, *([env.runtime] if env.runtime else []),
                  env.source_root]
         view = View(
@@ -180,24 +209,30 @@ class SubprocessExecutor:
             "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
             "REPOEXEC_EXPECTED": str(seen_expected),
         }
-        token = secrets.token_hex(16)
-        started = time.monotonic()
-        argv, fds = self.sandbox.wrap(view, command)
-        with self.cgroup.around(argv, limits.processes) if self.cgroup else contextlib.nullcontext(
-            (argv, lambda: False)
-        ) as (argv, refused):
-            watched = _launch(argv, fds, None if confined else workdir, environment, token,
-                              self.sample_timeout * options.reruns, limits.output)
-            if refused() and watched.stopped is ErrorType.TIMEOUT:  # a fork flood, held, then stopped
-                watched = replace(watched, stopped=ErrorType.PROCESS_LIMIT)
-        try:
-            return _read_results(watched, token, confined, time.monotonic() - started)
-        except protocol.SchemaMismatch as exc:
-            folders = " and ".join(str(path) for path in (env.runtime, env.python.parent.parent) if path)
-            raise StaleRuntimeError(
-                f"project {problem.project.name}: {exc}: the cached inner runtime is stale; delete {folders} "
-                "(they are rebuilt on the next run)"
-            ) from None
+        return Launch(tuple(arguments), environment, view, confined, self.sample_timeout * options.reruns, limits)
+
+    def _execute(self, env: ProjectEnv, problem: Problem, launch: Launch, token: str) -> _Watched:
+        """Start a fresh interpreter for the sample, in the sandbox (and its pids cgroup where there is one)."""
+        argv, fds = self.sandbox.wrap(launch.view, [str(env.python), "-m", "pytest", *launch.arguments])
+        with self.cgroup.sample(launch.limits.processes) if self.cgroup else contextlib.nullcontext() as cgroup:
+            began = time.monotonic()
+            pipes = _Pipes(token)
+            try:
+                process = subprocess.Popen(
+                    [*(cgroup.entering(argv) if cgroup else argv), f"--repoexec-results-fd={pipes.results}",
+                     f"--repoexec-token-fd={pipes.token}"],
+                    cwd=None if launch.confined else launch.view.workdir, env=launch.environment,
+                    stdin=subprocess.DEVNULL, stdout=pipes.output, stderr=subprocess.STDOUT, start_new_session=True,
+                    pass_fds=(pipes.results, pipes.token, *fds),
+                )
+            except BaseException:
+                pipes.close()
+                raise
+            finally:
+                pipes.close_sample_ends()
+                for fd in fds:
+                    os.close(fd)
+            return held(_watch(_Started(process), pipes, began, launch.timeout, launch.limits.output), cgroup)
 
 
 @dataclass(frozen=True)
@@ -208,68 +243,126 @@ class _Watched:
     output: str  # the tail of stdout and stderr
     returncode: int
     stopped: ErrorType | None  # what the engine stopped it for: Timeout or OutputLimit
+    phases: dict[str, float] = field(default_factory=dict)  # seconds from the start to each record kind
 
 
-def _launch(argv: list[str], fds: tuple[int, ...], cwd: Path | None, environment: dict[str, str], token: str,
-            timeout: float, output_limit: int) -> _Watched:
-    """Run the sample's command, feeding it the token and reading its stream and output until it ends, its
-    time is up or its output passes the limit; whatever it started is killed with it."""
-    results_read, results_write = os.pipe()
-    token_read, token_write = os.pipe()
-    os.write(token_write, token.encode("ascii"))
-    os.close(token_write)
-    try:
-        process = subprocess.Popen(
-            [*argv, f"--repoexec-results-fd={results_write}", f"--repoexec-token-fd={token_read}"], cwd=cwd,
-            env=environment, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-            start_new_session=True, pass_fds=(results_write, token_read, *fds),
-        )
-    except BaseException:
-        os.close(results_read)
-        raise
-    finally:
-        for fd in (results_write, token_read, *fds):
-            os.close(fd)
-    assert process.stdout is not None
+def held(watched: _Watched, cgroup: SampleCgroup | None) -> _Watched:
+    """A sample stopped at its time limit while its cgroup refused forks: a fork flood, held, then stopped."""
+    if cgroup and cgroup.refused() and watched.stopped is ErrorType.TIMEOUT:
+        return replace(watched, stopped=ErrorType.PROCESS_LIMIT)
+    return watched
+
+
+class _Pipes:
+    """A sample's three pipes: the token (written now), the records, and stdout with stderr. The sample's
+    ends go to it and are closed here once it has them; the engine keeps the others."""
+
+    def __init__(self, token: str) -> None:
+        self.stream, self.results = os.pipe()
+        self.token, token_write = os.pipe()
+        os.write(token_write, token.encode("ascii"))
+        os.close(token_write)
+        self.reader, self.output = os.pipe()
+        self._open = [self.stream, self.results, self.token, self.reader, self.output]
+
+    def sample_ends(self) -> tuple[int, int, int]:
+        """(output, results, token): what the test process writes and reads."""
+        return self.output, self.results, self.token
+
+    def close_sample_ends(self) -> None:
+        self._close(self.output, self.results, self.token)
+
+    def close(self) -> None:
+        self._close(*self._open)
+
+    def _close(self, *fds: int) -> None:
+        for fd in fds:
+            if fd in self._open:
+                self._open.remove(fd)
+                os.close(fd)
+
+
+class Started(Protocol):
+    """A sample's process, however it was started: polled while its pipes are read, killed at the end."""
+
+    def poll(self) -> int | None: ...
+
+    def wait(self, timeout: float) -> int | None:
+        """Its exit status once it has ended, or None if it has not within ``timeout`` seconds."""
+
+    def kill(self) -> int:
+        """Kill whatever is left of the sample; its exit status."""
+
+
+class _Started:
+    def __init__(self, process: subprocess.Popen) -> None:
+        self.process = process
+
+    def poll(self) -> int | None:
+        return self.process.poll()
+
+    def wait(self, timeout: float) -> int | None:
+        try:
+            return self.process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            return None
+
+    def kill(self) -> int:
+        """The sample's process group (with bubblewrap, its whole PID namespace dies with it)."""
+        try:
+            os.killpg(self.process.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        return self.process.wait()
+
+
+_PHASE_MARKS = ((b'"kind": "collected"', "collected"), (b'"kind": "finish"', "finished"))  # as protocol.encode writes them
+
+
+def _watch(started: Started, pipes: _Pipes, began: float, timeout: float, output_limit: int) -> _Watched:
+    """Read the sample's stream and output until it ends, its time is up or its output passes the limit;
+    whatever it started is killed with it. Notes when its records of each kind came (for the phase figures)."""
     output, stream = bytearray(), bytearray()
-    written, stopped = 0, None
-    deadline = time.monotonic() + timeout
-    with selectors.DefaultSelector() as selector:
-        selector.register(process.stdout.fileno(), selectors.EVENT_READ, "output")
-        selector.register(results_read, selectors.EVENT_READ, "stream")
-        while selector.get_map():
-            if process.poll() is not None:  # its pipes end with it, unless something it left holds them open
-                deadline = min(deadline, time.monotonic() + _GRACE)
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                stopped = ErrorType.TIMEOUT if process.poll() is None else None
-                break
-            for key, _ in selector.select(min(remaining, _GRACE)):
-                data = os.read(key.fd, 1 << 16)
-                if not data:
-                    selector.unregister(key.fd)
-                elif key.data == "stream":
-                    stream += data[: _STREAM_LIMIT - len(stream)]
-                else:
-                    written += len(data)
-                    output = (output + data)[-OUTPUT_LIMIT:]
-                    if written > output_limit:
-                        stopped = ErrorType.OUTPUT_LIMIT
-            if stopped:
-                break
-    _kill_group(process)
-    os.close(results_read)
-    process.stdout.close()
-    return _Watched(bytes(stream), output.decode("utf-8", "replace"), process.returncode, stopped)
-
-
-def _kill_group(process: subprocess.Popen) -> None:
-    """The sample's process group (with bubblewrap, its whole PID namespace dies with it)."""
+    written, stopped, phases = 0, None, {}
+    deadline = began + timeout
     try:
-        os.killpg(process.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-    process.wait()
+        with selectors.DefaultSelector() as selector:
+            selector.register(pipes.reader, selectors.EVENT_READ, "output")
+            selector.register(pipes.stream, selectors.EVENT_READ, "stream")
+            while selector.get_map():
+                if started.poll() is not None:  # its pipes end with it, unless something it left holds them open
+                    phases.setdefault("exited", time.monotonic() - began)
+                    deadline = min(deadline, time.monotonic() + _GRACE)
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    stopped = ErrorType.TIMEOUT if started.poll() is None else None
+                    break
+                for key, _ in selector.select(min(remaining, _GRACE)):
+                    data = os.read(key.fd, 1 << 16)
+                    if not data:
+                        selector.unregister(key.fd)
+                    elif key.data == "stream":
+                        if not stream:
+                            phases["started"] = time.monotonic() - began
+                        for mark, phase in _PHASE_MARKS:
+                            if mark in data:
+                                phases.setdefault(phase, time.monotonic() - began)
+                        stream += data[: _STREAM_LIMIT - len(stream)]
+                    else:
+                        written += len(data)
+                        output = (output + data)[-OUTPUT_LIMIT:]
+                        if written > output_limit:
+                            stopped = ErrorType.OUTPUT_LIMIT
+                if stopped:
+                    break
+        # its pipes closed as it ended: it gets a moment to end before anything left of it is killed
+        ended = None if stopped else started.wait(max(min(deadline - time.monotonic(), _GRACE), 0))
+        killed = started.kill()
+        returncode = killed if ended is None else ended
+        phases.setdefault("exited", time.monotonic() - began)
+    finally:
+        pipes.close()
+    return _Watched(bytes(stream), output.decode("utf-8", "replace"), returncode, stopped, phases)
 
 
 def _signal_of(returncode: int, confined: bool) -> int | None:
@@ -331,7 +424,23 @@ def _read_results(watched: _Watched, token: str, confined: bool, duration: float
         coverage=finish.coverage if finish else None,
         stopped=stopped,
         tampered=tampered,
+        phases=_phases(watched.phases),
     )
+
+
+_PHASES = (("started", "start-up"), ("collected", "collection"), ("finished", "tests"), ("exited", "exit"))
+
+
+def _phases(marks: dict[str, float]) -> dict[str, float]:
+    """Seconds in each phase, from when each kind of record came: start-up (the sandbox or the fork, the
+    interpreter, pytest), collection (the test module and the project's imports), tests, exit. A phase whose
+    record never came is counted in the next one."""
+    durations, previous = {}, 0.0
+    for mark, name in _PHASES:
+        if mark in marks:
+            durations[name] = round(max(marks[mark] - previous, 0.0), 6)
+            previous = marks[mark]
+    return durations
 
 
 def _records(stream: bytes, token: str) -> tuple[list[protocol.Record], str | None]:

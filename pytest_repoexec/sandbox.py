@@ -23,7 +23,7 @@ import shutil
 import subprocess
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -58,7 +58,8 @@ class Tree:
     files: tuple[tuple[Path, bytes], ...]
 
     def materialise(self, root: Path) -> None:
-        """Make the tree on the host (without a sandbox)."""
+        """Make the tree on the host (without a sandbox), in place of what a run before left there."""
+        shutil.rmtree(root, ignore_errors=True)
         root.mkdir(parents=True)
         for folder in self.folders:
             (root / folder).mkdir()
@@ -86,20 +87,18 @@ class Bubblewrap:
     def __init__(self, executable: str) -> None:
         self.executable = executable
 
-    def wrap(self, view: View, argv: list[str]) -> tuple[list[str], tuple[int, ...]]:
+    def wrap(self, view: View, argv: list[str], capabilities: bool = False) -> tuple[list[str], tuple[int, ...]]:
         """The command that runs ``argv`` inside the view, and the descriptors it must be given (the files of
-        the tree, which bubblewrap copies in)."""
+        the tree, which bubblewrap copies in). With ``capabilities``, it keeps them inside its own user
+        namespace (the warm process needs them to build each sample's namespaces; no sample keeps them)."""
         args = [self.executable, "--unshare-all", *(["--share-net"] if view.network else []),
-                "--die-with-parent", "--new-session", "--cap-drop", "ALL",
+                "--die-with-parent", "--new-session", "--cap-add" if capabilities else "--cap-drop", "ALL",
                 "--size", str(view.tmpfs_bytes), "--tmpfs", "/",  # the root: the sample's one writable place
                 "--proc", "/proc", "--dev", "/dev",
                 "--size", str(min(view.tmpfs_bytes, 64 << 20)), "--tmpfs", "/dev/shm",
                 "--dir", "/tmp", "--dir", HOME]
-        for path in _SYSTEM:
-            if os.path.islink(path):
-                args += ["--symlink", os.readlink(path), path]
-            elif os.path.isdir(path):
-                args += ["--ro-bind", path, path]
+        for path, target in system_entries():
+            args += ["--symlink", target, path] if target else ["--ro-bind", path, path]
         args += ["--ro-bind", str(_etc()), "/etc"]
         for host, inside in view.binds:
             args += ["--ro-bind", str(host), str(inside)]
@@ -128,6 +127,12 @@ class Unconfined:
 
 
 Sandbox = Bubblewrap | Unconfined
+
+
+def system_entries() -> list[tuple[str, str | None]]:
+    """The host's system folders as a sandbox shows them: (path, None) bound read-only, (path, target) a link."""
+    return [(path, os.readlink(path) if os.path.islink(path) else None) for path in _SYSTEM
+            if os.path.islink(path) or os.path.isdir(path)]
 
 
 @functools.cache
@@ -258,16 +263,13 @@ class ProcessCgroup:
         return cls(cls._ROOT)
 
     @contextlib.contextmanager
-    def around(self, argv: list[str], limit: int) -> Iterator[tuple[list[str], Callable[[], bool]]]:
-        """``argv`` made to enter a fresh cgroup of at most ``limit`` processes before it starts (a shell that
-        moves itself, then execs: no child is born outside it), and a function that says whether the limit
-        refused a fork."""
+    def sample(self, limit: int) -> Iterator[SampleCgroup]:
+        """A fresh cgroup of at most ``limit`` processes, removed when the sample is over."""
         folder = self.root / f"repoexec-{os.getpid()}-{next(self._count)}"
         folder.mkdir()
         try:
             (folder / "pids.max").write_text(f"{limit}\n")
-            entered = ["/bin/sh", "-c", 'echo $$ > "$0" && exec "$@"', str(folder / "cgroup.procs"), *argv]
-            yield entered, lambda: _refused(folder)
+            yield SampleCgroup(folder)
         finally:
             for _ in range(50):  # the sample's processes are killed already; the kernel may lag behind
                 try:
@@ -277,6 +279,20 @@ class ProcessCgroup:
                     time.sleep(0.02)
 
 
-def _refused(folder: Path) -> bool:
-    events = (folder / "pids.events").read_text().split()
-    return len(events) == 2 and events[0] == "max" and int(events[1]) > 0
+@dataclass(frozen=True)
+class SampleCgroup:
+    folder: Path
+
+    def entering(self, argv: list[str]) -> list[str]:
+        """``argv`` made to enter the cgroup before it starts (a shell that moves itself, then execs: no child
+        is born outside it)."""
+        return ["/bin/sh", "-c", 'echo $$ > "$0" && exec "$@"', str(self.folder / "cgroup.procs"), *argv]
+
+    def procs(self) -> int:
+        """A descriptor to write ``0`` into, to move the writer in (for a process started elsewhere)."""
+        return os.open(self.folder / "cgroup.procs", os.O_WRONLY)
+
+    def refused(self) -> bool:
+        """Whether the limit refused a fork."""
+        events = (self.folder / "pids.events").read_text().split()
+        return len(events) == 2 and events[0] == "max" and int(events[1]) > 0

@@ -115,6 +115,10 @@ class ScoringSession:
     def executor(self) -> SubprocessExecutor:
         return make_executor(self.settings)
 
+    def pytest_unconfigure(self, config: pytest.Config) -> None:
+        if "executor" in vars(self):  # made: its warm processes stop with the session
+            self.executor.close()
+
     def _generate(self, problems: list[Problem]) -> dict[str, list[str]]:
         assert self.generator is not None
         spec = self.settings.model

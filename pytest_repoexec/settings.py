@@ -14,9 +14,10 @@ from pathlib import Path
 import pytest
 
 from .environment import default_cache_dir
-from .gate import GateSettings
 from .executor import SubprocessExecutor
+from .gate import GateSettings
 from .sandbox import LIMIT_FIELDS, Limits, SandboxUnavailable, make_sandbox, parse_size
+from .warm import WarmExecutor
 
 DEFAULT_MODEL = "reference"
 
@@ -42,6 +43,11 @@ def add_options(parser: pytest.Parser) -> None:
     group.addoption("--repoexec-sandbox", choices=("bwrap", "none"), default="bwrap",
                     help="where candidates run: bwrap (default: bubblewrap, a root that is not the host) or none "
                          "(unconfined, on the host: only for code you trust)")
+    group.addoption("--repoexec-executor", choices=("warm", "process"), default="warm",
+                    help="how samples start: warm (default: forked from a process per project that has imported "
+                         "pytest and the project's dependencies once) or process (a fresh interpreter each)")
+    group.addoption("--repoexec-warm-processes", type=int, default=4, metavar="N",
+                    help="warm processes each worker keeps alive, the least recently used stopped first (default 4)")
     defaults = Limits()
     for name, kind in LIMIT_FIELDS.items():
         default = getattr(defaults, name)
@@ -86,6 +92,8 @@ class Settings:
     context: str  # the dependency context of debugging prompts (the generators' --repoexec-context)
     workers: int  # xdist workers, or 1: how many samples a debugging round judges at once
     sandbox: str = "bwrap"
+    executor: str = "warm"
+    warm_processes: int = 4
     fresh: bool = False  # evaluate again what the result store holds
     fail_fast: bool = False  # each sample stops at its first failing test; TR is then not measured
     timeout_factor: float = 10.0  # relative timeouts: this many times the reference's time on a test; 0: off
@@ -105,6 +113,8 @@ class Settings:
             raise pytest.UsageError("--repoexec-reruns must be at least 2: flakiness shows between runs")
         if option("repoexec_mutants") < 0:
             raise pytest.UsageError("--repoexec-mutants must be 0 or more")
+        if option("repoexec_warm_processes") < 1:
+            raise pytest.UsageError("--repoexec-warm-processes must be at least 1")
         if option("repoexec_timeout_factor") < 0:
             raise pytest.UsageError("--repoexec-timeout-factor must be 0 (off) or more")
         for name in ("repoexec_timeout", "repoexec_sample_timeout", "repoexec_min_timeout"):
@@ -123,6 +133,8 @@ class Settings:
             debug_rounds=rounds,
             context=option("repoexec_context", "full"),
             sandbox=option("repoexec_sandbox"),
+            executor=option("repoexec_executor"),
+            warm_processes=option("repoexec_warm_processes"),
             fresh=option("repoexec_fresh"),
             fail_fast=option("repoexec_fail_fast"),
             timeout_factor=option("repoexec_timeout_factor"),
@@ -188,9 +200,13 @@ def _mode(config: pytest.Config) -> Mode:
 
 
 def make_executor(settings: Settings) -> SubprocessExecutor:
-    """The run's executor, its sandbox checked to work here: a missing one is a usage error before any sample."""
+    """The run's executor, its sandbox checked to work here: a missing one is a usage error before any sample.
+    Its owner closes it at the end of the session (the warm executor's processes stop then)."""
     try:
         sandbox = make_sandbox(settings.sandbox)
     except SandboxUnavailable as exc:
         raise pytest.UsageError(f"--repoexec-sandbox={settings.sandbox}: {exc}") from None
+    if settings.executor == "warm":
+        return WarmExecutor(settings.test_timeout, settings.sample_timeout, sandbox, settings.limits,
+                            keep=settings.warm_processes)
     return SubprocessExecutor(settings.test_timeout, settings.sample_timeout, sandbox, settings.limits)

@@ -1,0 +1,383 @@
+"""The warm process: one per (engine worker, project environment), started inside the sandbox, that imports
+pytest, the inner plugin and the project's third-party modules once and forks a fresh test process for each
+sample.
+
+It never runs candidate code, nor the project's own modules: those are imported afresh by each test process,
+so nothing of the reference reaches a candidate's run. Each sample gets, as with a fresh bubblewrap:
+
+    warm process --fork--> keeper (A): new mount, PID, IPC, UTS and network namespaces for its children
+                           --fork--> init (B): PID 1 of the sample; builds its root (a bounded tmpfs with the
+                                     read-only binds and the project tree), pivots into it, reaps
+                                     --fork--> the test process (C): a new session, no capabilities,
+                                               ``pytest.console_main()`` with the sample's arguments
+
+The keeper and the init die with their parent (``PR_SET_PDEATHSIG``), and every process of a PID namespace
+dies with its init, so killing the keeper ends the whole sample. The test process writes the same records
+through the same inner plugin as a fresh ``python -m pytest``; the engine reads them and judges alike.
+
+Talks to the engine over one Unix socket: length-prefixed JSON messages, the sample's pipes passed along
+with its request (SCM_RIGHTS). Runs under the project's interpreter: standard library and pytest only.
+"""
+
+import array
+import base64
+import ctypes
+import gc
+import importlib
+import json
+import os
+import select
+import signal
+import socket
+import struct
+import sys
+import time
+import traceback
+
+_LIBC = ctypes.CDLL(None, use_errno=True)
+_NEWNS, _NEWPID, _NEWIPC, _NEWUTS, _NEWNET = 0x00020000, 0x20000000, 0x08000000, 0x04000000, 0x40000000
+_RDONLY, _NOSUID, _NODEV, _NOEXEC, _REMOUNT, _BIND, _REC, _PRIVATE = 1, 2, 4, 8, 32, 4096, 16384, 1 << 18
+_DETACH = 2
+_PDEATHSIG, _CAPBSET_DROP, _NO_NEW_PRIVS, _CAP_AMBIENT, _AMBIENT_CLEAR_ALL = 1, 24, 38, 47, 4
+_SYS_PIVOT_ROOT, _SYS_CAPSET = {"x86_64": (155, 126), "aarch64": (41, 91)}.get(os.uname().machine, (155, 126))
+_STATVFS_FLAGS = ((os.ST_RDONLY, _RDONLY), (os.ST_NOSUID, _NOSUID), (os.ST_NODEV, _NODEV), (os.ST_NOEXEC, _NOEXEC))
+NEW_ROOT = "/repoexec/root"  # an empty folder of the warm process's sandbox where each sample's root is built
+RESULTS_FD, TOKEN_FD = 3, 4  # where the test process finds its pipes
+_HEADER = struct.Struct(">I")
+_MAX_FDS = 8
+
+
+# --- messages --------------------------------------------------------------------------------------------
+
+def send(sock, message, fds=()):
+    data = json.dumps(message).encode("utf-8")
+    header = _HEADER.pack(len(data))
+    ancillary = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", fds))] if fds else []
+    sock.sendmsg([header], ancillary)
+    sock.sendall(data)
+
+
+def receive(sock):
+    """(message, fds), or (None, []) at the end of the stream."""
+    header, ancillary, _, _ = sock.recvmsg(_HEADER.size, socket.CMSG_SPACE(_MAX_FDS * 4))
+    fds = []
+    for level, kind, data in ancillary:
+        if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+            fds.extend(array.array("i", data[: len(data) - len(data) % 4]))
+    if not header:
+        return None, fds
+    while len(header) < _HEADER.size:
+        more = sock.recv(_HEADER.size - len(header))
+        if not more:
+            return None, fds
+        header += more
+    size, = _HEADER.unpack(header)
+    body = bytearray()
+    while len(body) < size:
+        more = sock.recv(min(size - len(body), 1 << 20))
+        if not more:
+            return None, fds
+        body += more
+    return json.loads(body.decode("utf-8")), fds
+
+
+# --- system calls ----------------------------------------------------------------------------------------
+
+def _check(result, what):
+    if result != 0:
+        number = ctypes.get_errno()
+        raise OSError(number, f"{what}: {os.strerror(number)}")
+
+
+def _mount(source, target, fstype, flags, data=None):
+    _check(_LIBC.mount(source and source.encode(), target.encode(), fstype and fstype.encode(),
+                       ctypes.c_ulong(flags), data and data.encode()), f"mount {target}")
+
+
+def _bind_read_only(source, target):
+    """A read-only bind, keeping the flags a mount from a more privileged namespace has locked."""
+    _mount(source, target, None, _BIND | _REC)
+    kept = sum(flag for st_flag, flag in _STATVFS_FLAGS if os.statvfs(target).f_flag & st_flag)
+    _mount(None, target, None, _BIND | _REMOUNT | _RDONLY | kept)
+
+
+def _prctl(option, value):
+    _check(_LIBC.prctl(option, ctypes.c_ulong(value), 0, 0, 0), f"prctl {option}")
+
+
+def _die_with_parent(parent):
+    _prctl(_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != parent:  # it died before the line above
+        os._exit(1)
+
+
+def _drop_capabilities():
+    for capability in range(64):
+        if _LIBC.prctl(_CAPBSET_DROP, capability, 0, 0, 0) != 0:
+            break  # past the last capability this kernel has
+    _LIBC.prctl(_CAP_AMBIENT, _AMBIENT_CLEAR_ALL, 0, 0, 0)
+    header = struct.pack("Ii", 0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3, this thread
+    data = ctypes.create_string_buffer(24)  # effective, permitted, inheritable: all empty, both words
+    _check(_LIBC.syscall(_SYS_CAPSET, ctypes.c_char_p(header), data), "capset")
+    _prctl(_NO_NEW_PRIVS, 1)
+
+
+def _loopback_up():
+    import fcntl
+
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        request = struct.pack("16sh", b"lo", 0)
+        flags = struct.unpack("16sh", fcntl.ioctl(probe, 0x8913, request))[1]  # SIOCGIFFLAGS
+        fcntl.ioctl(probe, 0x8914, struct.pack("16sh", b"lo", flags | 0x1 | 0x40))  # SIOCSIFFLAGS: UP, RUNNING
+
+
+def _exit_status(status):
+    """A child's wait status as a shell (and bubblewrap) passes it on: its code, or 128 + the signal."""
+    return os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else 128 + os.WTERMSIG(status)
+
+
+# --- one sample ------------------------------------------------------------------------------------------
+
+def _build_root(request):
+    """The sample's root under NEW_ROOT, as bubblewrap builds it for a fresh process, then pivot into it."""
+    view = request["view"]
+    _mount(None, "/", None, _REC | _PRIVATE)
+    _mount("tmpfs", NEW_ROOT, "tmpfs", _NOSUID | _NODEV, f"size={view['tmpfs']},mode=0755")
+
+    def inside(path):
+        return NEW_ROOT + path
+
+    for path, target in view["system"]:
+        if target is None:
+            os.makedirs(inside(path), exist_ok=True)
+            _bind_read_only(path, inside(path))
+        else:
+            os.symlink(target, inside(path))
+    for host, seen in view["binds"]:  # a host of None: an empty read-only folder
+        if host is None or os.path.isdir(host):
+            os.makedirs(inside(seen), exist_ok=True)
+        else:
+            os.makedirs(os.path.dirname(inside(seen)), exist_ok=True)
+            open(inside(seen), "w").close()
+        _bind_read_only(host or inside(seen), inside(seen))
+    os.makedirs(inside("/proc"), exist_ok=True)
+    _mount("proc", inside("/proc"), "proc", _NOSUID | _NODEV | _NOEXEC)
+    os.makedirs(inside("/dev"), exist_ok=True)
+    _mount("/dev", inside("/dev"), None, _BIND | _REC)
+    _mount("tmpfs", inside("/dev/shm"), "tmpfs", _NOSUID | _NODEV, f"size={min(view['tmpfs'], 64 << 20)}")
+    kept = sum(flag for st_flag, flag in _STATVFS_FLAGS if os.statvfs(inside("/dev")).f_flag & st_flag)
+    _mount(None, inside("/dev"), None, _BIND | _REMOUNT | _RDONLY | kept)
+    for folder in view["folders"]:
+        os.makedirs(inside(folder), exist_ok=True)
+    for path, target in view["links"]:
+        os.symlink(target, inside(path))
+    for path, content in view["files"]:  # read-only, as the engine gave them
+        with open(inside(path), "wb") as handle:
+            handle.write(base64.b64decode(content))
+        _mount(inside(path), inside(path), None, _BIND)
+        _mount(None, inside(path), None, _BIND | _REMOUNT | _RDONLY | _NOSUID | _NODEV)
+    for alias, target in view["aliases"]:
+        os.makedirs(os.path.dirname(inside(alias)), exist_ok=True)
+        os.symlink(target, inside(alias))
+    os.chdir(NEW_ROOT)
+    _check(_LIBC.syscall(_SYS_PIVOT_ROOT, b".", b"."), "pivot_root")  # the old root stacked under the new
+    _check(_LIBC.umount2(b".", _DETACH), "umount the old root")
+    os.chdir("/")
+
+
+def _keeper(request, fds, parent):
+    """A: the sample's namespaces are made for its children; it waits for the init and passes on its status."""
+    _die_with_parent(parent)
+    os.setsid()
+    cgroup = fds.pop() if request["cgroup"] else None
+    if cgroup is not None:  # this process and all it starts: the sample's pids cgroup
+        os.write(cgroup, b"0")
+        os.close(cgroup)
+    if request["confined"]:
+        flags = _NEWNS | _NEWPID | _NEWIPC | _NEWUTS | (0 if request["view"]["network"] else _NEWNET)
+        _check(_LIBC.unshare(flags), "unshare")
+    alive, keeping = os.pipe()  # the keeper holds its end open until it dies: then the init sees it closed
+    init = os.fork()
+    if init == 0:
+        os.close(keeping)
+        try:
+            if _init(request, fds, alive):
+                return True  # in the test process
+        except BaseException:
+            traceback.print_exc()
+        os._exit(126)
+    for fd in (alive, *fds):
+        os.close(fd)
+    _, status = os.waitpid(init, 0)
+    os._exit(_exit_status(status))
+
+
+def _init(request, fds, alive):
+    """B: PID 1 of the sample (confined), whose end ends every process in the namespace."""
+    _prctl(_PDEATHSIG, signal.SIGKILL)
+    if select.select([alive], [], [], 0)[0]:  # closed: the keeper died before the line above
+        os._exit(1)
+    os.close(alive)
+    if request["confined"]:
+        _build_root(request)
+        if not request["view"]["network"]:
+            _loopback_up()
+    test = os.fork()
+    if test == 0:
+        _test_process(request, fds)
+        return True
+    for fd in fds:
+        os.close(fd)
+    if request["confined"]:
+        _drop_capabilities()
+    while True:  # orphans are reparented here: reap them until the test process ends
+        pid, status = os.wait()
+        if pid == test:
+            os._exit(_exit_status(status))
+
+
+def _test_process(request, fds):
+    """C: made ready to run the sample's pytest as ``python -m pytest ARGS`` would in a fresh process (``main``
+    runs it, at the top level, so that the interpreter ends as a fresh one would)."""
+    output, results, token = fds
+    if request["confined"]:  # without a sandbox it stays in the keeper's process group, which is killed whole
+        os.setsid()
+        _drop_capabilities()
+    null = os.open(os.devnull, os.O_RDONLY)
+    for fd, target in ((null, 0), (output, 1), (output, 2), (results, RESULTS_FD), (token, TOKEN_FD)):
+        os.dup2(fd, target)
+    os.closerange(TOKEN_FD + 1, 1 << 16)
+    os.chdir(request["workdir"])
+    os.environ.clear()
+    os.environ.update(request["environment"])
+    time.tzset()
+    import tempfile
+
+    tempfile.tempdir = None
+    sys.path[:] = [request["workdir"], *sys.path[1:]]  # as `python -m` puts the working directory first
+    sys.path_importer_cache.clear()
+    importlib.invalidate_caches()
+    numpy_random = sys.modules.get("numpy.random")
+    if numpy_random is not None:  # as a fresh import seeds it (the random module reseeds itself after fork)
+        numpy_random.seed()
+    import pytest
+
+    sys.argv[:] = [os.path.join(os.path.dirname(pytest.__file__), "__main__.py"), *request["arguments"],
+                   f"--repoexec-results-fd={RESULTS_FD}", f"--repoexec-token-fd={TOKEN_FD}"]
+    gc.enable()
+
+
+# --- the warm process ------------------------------------------------------------------------------------
+
+def _preload(config):
+    """pytest, then the third-party and standard modules that the project's focal modules import, found by
+    importing those in a child (the project's own modules stay out of this process). The plugins that the test
+    process names with ``-p`` are left to it, as pytest rewrites their assertions as it imports them, except
+    the inner plugin, which has none and says so."""
+    import pytest  # noqa: F401
+    import repoexec_inner  # noqa: F401
+    import _pytest.config
+    import _pytest.main
+    import _pytest.python
+
+    _pytest.config.get_config()  # imports pytest's built-in plugins, as every session does
+    read, write = os.pipe()
+    child = os.fork()
+    if child == 0:
+        os.close(read)
+        try:
+            os.chdir(config["source_root"])
+            sys.path[:] = [config["import_root"], *sys.path[1:]]
+            before = set(sys.modules)
+            for name in config["modules"]:
+                try:
+                    importlib.import_module(name)
+                except BaseException:
+                    pass  # the test process says why, if it matters
+            outside = tuple(config["project_paths"])
+            found = [name for name, module in list(sys.modules.items()) if name not in before
+                     and not str(getattr(module, "__file__", None) or "").startswith(outside)]
+            os.write(write, json.dumps(found).encode("utf-8"))
+        finally:
+            os._exit(0)
+    os.close(write)
+    chunks = []
+    while True:
+        chunk = os.read(read, 1 << 16)
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(read)
+    os.waitpid(child, 0)
+    names = json.loads(b"".join(chunks) or b"[]")
+    for name in names:
+        if name in sys.modules:
+            continue
+        try:
+            importlib.import_module(name)
+        except BaseException as exc:
+            raise RuntimeError(f"importing {name} failed: {type(exc).__name__}: {exc}") from None
+    return len(names)
+
+
+def _serve(control):
+    """Run samples until the engine closes the socket. Returns True in a forked test process, ready to run its
+    pytest; False in the warm process when it is done."""
+    me = os.getpid()
+    while True:
+        request, fds = receive(control)
+        if request is None:
+            return False
+        if request.get("op") == "kill":  # for a sample that ended before it came
+            continue
+        keeper = os.fork()
+        if keeper == 0:
+            control.close()
+            try:
+                if _keeper(request, fds, me):
+                    return True
+            except BaseException:
+                traceback.print_exc()
+            os._exit(126)
+        for fd in fds:
+            os.close(fd)
+        ended = os.pidfd_open(keeper)
+        while True:
+            ready, _, _ = select.select([control, ended], [], [])
+            if ended in ready:
+                _, status = os.waitpid(keeper, 0)
+                os.close(ended)
+                send(control, {"exit": _exit_status(status)})
+                break
+            message, _ = receive(control)  # "kill", or the engine is gone
+            try:
+                os.killpg(keeper, signal.SIGKILL)  # the keeper's death ends the sample's PID namespace
+            except ProcessLookupError:
+                pass
+            if message is None:
+                return False
+
+
+def main():
+    control = socket.socket(fileno=int(sys.argv[1]))
+    config, _ = receive(control)
+    try:
+        preloaded = _preload(config)
+    except BaseException as exc:
+        send(control, {"error": f"{type(exc).__name__}: {exc}" if not isinstance(exc, RuntimeError) else str(exc)})
+        return 1
+    sys.stdout.flush()
+    sys.stderr.flush()
+    gc.collect()
+    gc.freeze()  # the imported modules' objects stay put: a fork shares their pages
+    gc.disable()  # nothing is collected between forks: the warm process allocates almost nothing
+    send(control, {"ready": preloaded})
+    if not _serve(control):
+        return 0
+    import pytest
+
+    return pytest.console_main()  # in a sample's test process
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,260 @@
+"""``--repoexec-executor=warm``: samples forked from a warm process per project environment, in the sandbox.
+
+A fresh ``python -m pytest`` per sample pays for the sandbox, the interpreter, pytest, and the project's
+third-party imports (numpy, twisted...) every time. Here one long-lived process per (engine worker,
+environment) has imported them once, inside a sandbox of its own, and forks each sample a test process with
+its own namespaces, root and limits (``runtime/repoexec_warm.py`` says how). The sample gets the same
+arguments, environment, view, pipes and token as with ``SubprocessExecutor``, and the engine watches and
+judges it with the same code, so the verdicts are the same.
+
+The warm processes kept alive are bounded (least recently used out). One that cannot start, or that dies twice
+in a row, leaves its project to fresh processes, with a warning that names it.
+"""
+
+from __future__ import annotations
+
+import base64
+import collections
+import contextlib
+import os
+import select
+import socket
+import subprocess
+import tempfile
+import time
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .environment import ProjectEnv
+from .executor import Launch, SubprocessExecutor, _Pipes, _Watched, _watch, held
+from .problem import Problem
+from .runtime import repoexec_warm as zygote
+from .sandbox import Bubblewrap, Limits, SampleCgroup, Sandbox, Tree, View, python_home, system_entries
+
+START_TIMEOUT = 120.0  # seconds a warm process may take to import what it preloads
+KILL_TIMEOUT = 10.0  # seconds a warm process may take to say that the sample it was told to kill has ended
+_LOG_TAIL = 2000
+
+
+class WarmStartWarning(UserWarning):
+    """A project's warm process could not start, or kept dying: its samples run in fresh processes."""
+
+
+class WarmProcessDied(Exception):
+    """The warm process ended, or stopped answering, while it ran a sample."""
+
+
+@dataclass(frozen=True)
+class _Key:
+    venv: Path
+    project_folder: Path  # bound into the warm process's sandbox: where the problems' expected outputs are
+    network: bool
+
+
+class WarmExecutor(SubprocessExecutor):
+    def __init__(self, test_timeout: float, sample_timeout: float, sandbox: Sandbox | None = None,
+                 limits: Limits = Limits(), keep: int = 4) -> None:
+        super().__init__(test_timeout, sample_timeout, sandbox, limits)
+        self.keep = keep
+        self.processes: collections.OrderedDict[_Key, WarmProcess] = collections.OrderedDict()
+        self.cold: dict[_Key, str] = {}  # environments left to fresh processes, and why
+        self.starts: list[float] = []  # seconds each warm process took to start
+
+    def _execute(self, env: ProjectEnv, problem: Problem, launch: Launch, token: str) -> _Watched:
+        key = _Key(env.python.parent.parent, problem.project.manifest.parent, problem.network)
+        for attempt in (1, 2):
+            process = self._process(key, env, problem, launch) if key not in self.cold else None
+            request = self._request(launch, process) if process else None
+            if request is None:
+                break
+            try:
+                with self.cgroup.sample(launch.limits.processes) if self.cgroup else contextlib.nullcontext() as cg:
+                    return process.run(request, launch, token, cg)
+            except WarmProcessDied as exc:
+                self._stop(key)
+                if attempt == 2:
+                    self._give_up(key, problem, f"it died twice in a row ({exc})")
+        return super()._execute(env, problem, launch, token)
+
+    def close(self) -> None:
+        while self.processes:
+            self.processes.popitem()[1].close()
+
+    def _process(self, key: _Key, env: ProjectEnv, problem: Problem, launch: Launch) -> WarmProcess | None:
+        if key in self.processes:
+            self.processes.move_to_end(key)
+            return self.processes[key]
+        started = time.monotonic()
+        try:
+            process = WarmProcess(key, env, problem, self.sandbox, launch.environment)
+        except WarmProcessDied as exc:
+            self._give_up(key, problem, str(exc))
+            return None
+        self.starts.append(time.monotonic() - started)
+        self.processes[key] = process
+        while len(self.processes) > self.keep:
+            self.processes.popitem(last=False)[1].close()
+        return process
+
+    def _stop(self, key: _Key) -> None:
+        process = self.processes.pop(key, None)
+        if process is not None:
+            process.close()
+
+    def _give_up(self, key: _Key, problem: Problem, why: str) -> None:
+        self.cold[key] = why
+        warnings.warn(WarmStartWarning(
+            f"project {problem.project.name}: its warm process {why}; its samples run in fresh processes, as "
+            "with --repoexec-executor=process"
+        ), stacklevel=2)
+
+    def _request(self, launch: Launch, process: WarmProcess) -> dict[str, Any] | None:
+        """What the warm process needs to build the sample's view; None when it cannot show the view (a bind
+        outside what its own sandbox holds: the fresh process runs it)."""
+        view, confined = launch.view, isinstance(self.sandbox, Bubblewrap)
+        binds: list[list[str | None]] = [["/etc", "/etc"]]
+        for host, seen in view.binds:
+            if any(host == folder or folder in host.parents for folder in process.binds):
+                binds.append([str(host), str(seen)])
+            elif confined and host.is_dir() and not any(host.iterdir()):  # a problem without expected outputs
+                binds.append([None, str(seen)])
+            elif confined:
+                return None
+        if not confined:
+            view.tree.materialise(view.tree_at)
+        return {
+            "arguments": list(launch.arguments), "environment": launch.environment, "workdir": str(view.workdir),
+            "confined": confined, "cgroup": self.cgroup is not None,
+            "view": {"tmpfs": view.tmpfs_bytes, "network": view.network, "system": system_entries(), "binds": binds,
+                     **_tree(view.tree, view.tree_at),
+                     "aliases": [[str(alias), str(view.tree_at)] for alias in view.aliases]},
+        }
+
+
+def _tree(tree: Tree, at: Path) -> dict[str, list]:
+    return {
+        "folders": [str(at / folder) for folder in (Path(), *tree.folders)],
+        "links": [[str(at / path), str(target)] for path, target in tree.links],
+        "files": [[str(at / path), base64.b64encode(content).decode("ascii")] for path, content in tree.files],
+    }
+
+
+class WarmProcess:
+    """One warm process: started (inside the sandbox, keeping its capabilities in its own user namespace)
+    and ready once it has preloaded; then one sample at a time."""
+
+    def __init__(self, key: _Key, env: ProjectEnv, problem: Problem, sandbox: Sandbox,
+                 environment: dict[str, str]) -> None:
+        self.socket, inside = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.scratch = tempfile.TemporaryDirectory(prefix="repoexec-warm-")
+        self.log = open(Path(self.scratch.name, "log"), "w+b")
+        self.exited: int | None = None
+        argv = [str(env.python), "-m", "repoexec_warm", str(inside.fileno())]
+        environment = dict(environment)
+        fds: tuple[int, ...] = ()
+        # what its sandbox shows (where the host has it), and so what a sample's view may bind
+        self.binds = (python_home(env.python), key.venv, *([env.runtime] if env.runtime else []), env.source_root,
+                      key.project_folder)
+        if isinstance(sandbox, Bubblewrap):
+            view = View(Tree((), (), ()), Path(zygote.NEW_ROOT), binds=tuple((path, path) for path in self.binds),
+                        workdir=Path(zygote.NEW_ROOT), tmpfs_bytes=64 << 20, network=key.network)
+            argv, fds = sandbox.wrap(view, argv, capabilities=True)
+            cwd = None
+        else:
+            cwd = Path(self.scratch.name, "cwd")
+            cwd.mkdir()
+            environment.update(HOME=str(cwd), TMPDIR=str(cwd))
+        try:
+            self.process = subprocess.Popen(
+                argv, cwd=cwd, env=environment, stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log,
+                start_new_session=True, pass_fds=(inside.fileno(), *fds),
+            )
+        finally:
+            inside.close()
+            for fd in fds:
+                os.close(fd)
+        project_paths = [str(env.source_root), str(key.project_folder)]
+        try:
+            zygote.send(self.socket, {"modules": [problem.module], "import_root": str(env.import_root),
+                                      "source_root": str(env.source_root), "project_paths": project_paths})
+            answer = self._answer(START_TIMEOUT)
+        except (OSError, WarmProcessDied) as exc:
+            self.close()
+            raise WarmProcessDied(f"could not start: {exc}{self._log_tail()}") from None
+        if "ready" not in answer:
+            self.close()
+            raise WarmProcessDied(f"could not start: {answer.get('error')}{self._log_tail()}")
+
+    def run(self, request: dict[str, Any], launch: Launch, token: str, cgroup: SampleCgroup | None) -> _Watched:
+        began = time.monotonic()
+        pipes = _Pipes(token)
+        fds = [*pipes.sample_ends(), *([cgroup.procs()] if cgroup else [])]
+        self.exited = None
+        try:
+            zygote.send(self.socket, request, fds)
+        except OSError as exc:
+            pipes.close()
+            raise WarmProcessDied(f"it stopped taking samples: {exc}") from None
+        finally:
+            pipes.close_sample_ends()
+            if cgroup:
+                os.close(fds[-1])
+        return held(_watch(_Sample(self), pipes, began, launch.timeout, launch.limits.output), cgroup)
+
+    def wait(self, timeout: float) -> int | None:
+        if self.exited is None and select.select([self.socket], [], [], timeout)[0]:
+            self.exited = self._answer(KILL_TIMEOUT)["exit"]
+        return self.exited
+
+    def kill(self) -> int:
+        if self.exited is None:
+            try:
+                zygote.send(self.socket, {"op": "kill"})
+            except OSError as exc:
+                raise WarmProcessDied(f"it could not be told to kill a sample: {exc}") from None
+            self.exited = self._answer(KILL_TIMEOUT)["exit"]
+        return self.exited
+
+    def _answer(self, timeout: float) -> dict[str, Any]:
+        if not select.select([self.socket], [], [], timeout)[0]:
+            raise WarmProcessDied(f"no answer in {timeout:.0f} s")
+        message, fds = zygote.receive(self.socket)
+        for fd in fds:
+            os.close(fd)
+        if message is None:
+            raise WarmProcessDied(f"it ended (status {self.process.poll()})")
+        return message
+
+    def close(self) -> None:
+        self.socket.close()  # the warm process ends when its socket does
+        try:
+            self.process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.process.pid, 9)
+            self.process.wait()
+        self.log.close()
+        self.scratch.cleanup()
+
+    def _log_tail(self) -> str:
+        self.log.flush()
+        self.log.seek(0)
+        tail = self.log.read().decode("utf-8", "replace")[-_LOG_TAIL:].strip()
+        return f"; its output ends: {tail}" if tail else ""
+
+
+class _Sample:
+    """The sample a warm process runs, as ``_watch`` polls, waits for and kills it."""
+
+    def __init__(self, process: WarmProcess) -> None:
+        self.process = process
+
+    def poll(self) -> int | None:
+        return self.process.wait(0)
+
+    def wait(self, timeout: float) -> int | None:
+        return self.process.wait(timeout)
+
+    def kill(self) -> int:
+        return self.process.kill()
