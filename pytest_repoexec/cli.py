@@ -77,7 +77,8 @@ def import_command(source: Path, out: Path, outputs: Path | None, projects: str 
         return 2
     wanted = set(projects.split(",")) if projects else None
     if wanted and (unknown := wanted - set(found)):
-        print(f"repoexec import: no such project in {source}: {', '.join(sorted(unknown))}", file=sys.stderr)
+        print(f"repoexec import: no such project in {source}: {', '.join(sorted(unknown))} "
+              f"(it has {', '.join(sorted(found))})", file=sys.stderr)
         return 2
     pins = load_pins()
     out.mkdir(parents=True, exist_ok=True)

@@ -79,6 +79,7 @@ def _judged(problem: Problem, sample: int, candidate: Candidate, run: SampleRun 
         failed_test=failed_test,
         error_log=error_log,
         tr_measured=not (fail_fast and error_type is not None),
+        phases=run.phases if run else {},
     )
     durations = {test.name: test.duration for test in run.tests} if run else None
     return Evaluation(result, candidate, run, durations)

@@ -244,6 +244,7 @@ class _Watched:
     returncode: int
     stopped: ErrorType | None  # what the engine stopped it for: Timeout or OutputLimit
     phases: dict[str, float] = field(default_factory=dict)  # seconds from the start to each record kind
+    warm_start: float = 0.0  # seconds spent starting the warm process this sample was the first of
 
 
 def held(watched: _Watched, cgroup: SampleCgroup | None) -> _Watched:
@@ -424,7 +425,7 @@ def _read_results(watched: _Watched, token: str, confined: bool, duration: float
         coverage=finish.coverage if finish else None,
         stopped=stopped,
         tampered=tampered,
-        phases=_phases(watched.phases),
+        phases=_phases(watched.phases) | ({"warm start": round(watched.warm_start, 6)} if watched.warm_start else {}),
     )
 
 

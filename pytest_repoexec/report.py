@@ -148,6 +148,7 @@ class ResultsCollector(Collector):
         results = self.ordered()
         report: dict[str, Any] = {
             "sandbox": self.settings.sandbox,
+            "executor": self.settings.executor,
             "model": self.settings.model,
             "metrics": summarise(results).as_metrics(),
             "projects": {

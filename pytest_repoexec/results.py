@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from .executor import SampleRun, TestOutcome
@@ -32,6 +32,7 @@ class SampleResult:
     copied_from: int | None = None  # the sample of the same problem, with the same module, whose run this shares
     store: str | None = None  # "read" (its verdict came from the result store), "evaluated", or "replaced"
     #   (evaluated, where the store held an entry that could not be read); None when nothing was run
+    phases: dict[str, float] = field(default_factory=dict)  # seconds the run spent in each phase (executor.SampleRun)
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON types only: the error type as its string."""

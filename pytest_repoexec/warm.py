@@ -16,6 +16,7 @@ from __future__ import annotations
 import base64
 import collections
 import contextlib
+import dataclasses
 import os
 import select
 import socket
@@ -60,7 +61,6 @@ class WarmExecutor(SubprocessExecutor):
         self.keep = keep
         self.processes: collections.OrderedDict[_Key, WarmProcess] = collections.OrderedDict()
         self.cold: dict[_Key, str] = {}  # environments left to fresh processes, and why
-        self.starts: list[float] = []  # seconds each warm process took to start
 
     def _execute(self, env: ProjectEnv, problem: Problem, launch: Launch, token: str) -> _Watched:
         key = _Key(env.python.parent.parent, problem.project.manifest.parent, problem.network)
@@ -71,7 +71,9 @@ class WarmExecutor(SubprocessExecutor):
                 break
             try:
                 with self.cgroup.sample(launch.limits.processes) if self.cgroup else contextlib.nullcontext() as cg:
-                    return process.run(request, launch, token, cg)
+                    watched = process.run(request, launch, token, cg)
+                first, process.start_time = process.start_time, 0.0
+                return dataclasses.replace(watched, warm_start=first)
             except WarmProcessDied as exc:
                 self._stop(key)
                 if attempt == 2:
@@ -92,7 +94,7 @@ class WarmExecutor(SubprocessExecutor):
         except WarmProcessDied as exc:
             self._give_up(key, problem, str(exc))
             return None
-        self.starts.append(time.monotonic() - started)
+        process.start_time = time.monotonic() - started
         self.processes[key] = process
         while len(self.processes) > self.keep:
             self.processes.popitem(last=False)[1].close()
@@ -151,6 +153,7 @@ class WarmProcess:
         self.scratch = tempfile.TemporaryDirectory(prefix="repoexec-warm-")
         self.log = open(Path(self.scratch.name, "log"), "w+b")
         self.exited: int | None = None
+        self.start_time = 0.0  # seconds it took to start, until a sample has counted them
         argv = [str(env.python), "-m", "repoexec_warm", str(inside.fileno())]
         environment = dict(environment)
         fds: tuple[int, ...] = ()

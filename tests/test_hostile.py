@@ -1,8 +1,8 @@
 """Hostile candidates (issue 11): every behaviour of ``hostile_candidates.CATALOGUE`` is contained.
 
 One whole run judges all the behaviours at once, as samples of ``mini/scaled`` interleaved with copies of the
-reference, with every limit set small so that it stays quick; it runs once without xdist and once with
-``-n 2``. For each behaviour its sample fails with its error type, while every reference copy and ``mini/swap``
+reference, with every limit set small so that it stays quick; it runs with the warm executor (the default)
+without xdist and with ``-n 2``, and with the process executor with ``-n 2``. For each behaviour its sample fails with its error type, while every reference copy and ``mini/swap``
 pass and the run finishes with every sample in its report. After the run nothing outside the samples' tmpfs
 has changed: no file named by the run's marker in the real home folder, the host's ``/tmp`` and ``/dev/shm``,
 the run's folder or the cache; the cached source and the problem folder hash as before; the listener on
@@ -296,8 +296,10 @@ def test_the_catalogue_covers_every_group_of_the_issue():
 
 
 @pytest.mark.timeout(300)
-@pytest.mark.parametrize("workers", [0, 2], ids=["serial", "xdist"])
-def test_hostile_candidates_are_contained(mini, run_repoexec, pytester, repoexec_cache, marker, listener, workers):
+@pytest.mark.parametrize(("workers", "executor"), [(0, "warm"), (2, "warm"), (2, "process")],
+                         ids=["serial-warm", "xdist-warm", "xdist-process"])
+def test_hostile_candidates_are_contained(mini, run_repoexec, pytester, repoexec_cache, marker, listener, workers,
+                                          executor):
     secret = write_secret(mini)
     warm_cache(run_repoexec, mini)
     problem_before, sources_before = digest(mini), cached_sources(repoexec_cache)
@@ -308,12 +310,14 @@ def test_hostile_candidates_are_contained(mini, run_repoexec, pytester, repoexec
 
     xdist = ["-n", str(workers)] if workers else []
     result, report = run_repoexec(str(mini), f"--repoexec-model=replay:{replay}", *MAIN_LIMITS, *xdist,
-                                  subprocess=True)
+                                  f"--repoexec-executor={executor}", subprocess=True)
 
     problems = judge(result, report, layout, behaviours)
     if report is not None:
         if report.get("sandbox") in (None, "none"):
             problems.append(f"the report says the sandbox was {report.get('sandbox')!r}, not bubblewrap")
+        if report.get("executor") != executor or "WarmStartWarning" in result.stdout.str():
+            problems.append(f"the samples did not all run with the {executor} executor")
         start = summary_start(result.outlines)
         if start is None or UNCONFINED.search(start):
             problems.append(f"the repoexec summary is missing or says the run was unconfined: {start!r}")

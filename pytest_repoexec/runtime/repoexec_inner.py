@@ -343,6 +343,49 @@ class _Recorder:
         self.writer.close()
 
 
+def _parse_each_source_once():
+    """pytest parses a test file's whole source again for every failure it reports, and walks all of its tree,
+    to find the failing statement's lines: a module of hundreds of tests that all fail (a wrong candidate)
+    spent seconds on that. Here each source is parsed once, and the walk covers only the top-level statement
+    the line is in and the one after it, which hold every statement boundary the answer can be (the start:
+    the last at or before the line; the end: the first after it). What pytest reports does not change."""
+    import ast
+    import bisect
+    import warnings
+
+    import _pytest._code.code as code
+    import _pytest._code.source as source_module
+
+    find, startend = code.getstatementrange_ast, source_module.get_statement_startend2
+    parsed, firsts = {}, {}
+
+    def getstatementrange_ast(lineno, source, assertion=False, astnode=None):
+        if astnode is None:
+            text = str(source)
+            astnode = parsed.get(text)
+            if astnode is None:
+                with warnings.catch_warnings():  # as pytest parses it: its warnings were shown at import
+                    warnings.simplefilter("ignore")
+                    astnode = parsed[text] = ast.parse(text, "source", "exec")
+        return find(lineno, source, assertion, astnode)
+
+    def get_statement_startend2(lineno, node):
+        if not isinstance(node, ast.Module) or not node.body:
+            return startend(lineno, node)
+        known = firsts.get(id(node))
+        if known is None or known[0] is not node:
+            lines = [min([statement.lineno, *(d.lineno for d in getattr(statement, "decorator_list", ()))]) - 1
+                     for statement in node.body]
+            known = firsts[id(node)] = (node, lines)
+        index = bisect.bisect_right(known[1], lineno) - 1
+        if index < 0:
+            return startend(lineno, node)
+        return startend(lineno, ast.Module(body=node.body[index:index + 2], type_ignores=[]))
+
+    code.getstatementrange_ast = getstatementrange_ast
+    source_module.get_statement_startend2 = get_statement_startend2
+
+
 def pytest_configure(config):
     global _RECORDER
     token_fd = config.getoption("--repoexec-token-fd")
@@ -354,6 +397,7 @@ def pytest_configure(config):
     if cramped:  # said now: the process may not live to say it
         writer.write(protocol.CollectError(nodeid="repoexec::limits", error_type=ErrorType.MEMORY_LIMIT.value,
                                            message=cramped, longrepr=cramped))
+    _parse_each_source_once()
     _RECORDER = _Recorder(writer, config.getoption("--repoexec-reruns"), config.getoption("--repoexec-focal-module"))
     config.pluginmanager.register(_RECORDER, "repoexec-recorder")
     target = config.getoption("--repoexec-coverage")

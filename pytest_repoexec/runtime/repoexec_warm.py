@@ -294,9 +294,9 @@ def _preload(config):
                     importlib.import_module(name)
                 except BaseException:
                     pass  # the test process says why, if it matters
-            outside = tuple(config["project_paths"])
-            found = [name for name, module in list(sys.modules.items()) if name not in before
-                     and not str(getattr(module, "__file__", None) or "").startswith(outside)]
+            project = tuple(config["project_paths"])
+            found = [name for name, module in list(sys.modules.items())
+                     if name not in before and _importable(module) and not _origin(module).startswith(project)]
             os.write(write, json.dumps(found).encode("utf-8"))
         finally:
             os._exit(0)
@@ -318,6 +318,18 @@ def _preload(config):
         except BaseException as exc:
             raise RuntimeError(f"importing {name} failed: {type(exc).__name__}: {exc}") from None
     return len(names)
+
+
+def _origin(module):
+    spec = getattr(module, "__spec__", None)
+    return (spec.origin or "") if spec else ""
+
+
+def _importable(module):
+    """Whether importing the module by its name again finds what was imported: from a file, built in or frozen
+    (not a module that a package made and put in sys.modules itself, nor a namespace package)."""
+    origin = _origin(module)
+    return origin in ("built-in", "frozen") or os.path.isfile(origin)
 
 
 def _serve(control):

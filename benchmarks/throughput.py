@@ -1,0 +1,155 @@
+"""Samples per second with the two executors, on one workload, in one run on this machine.
+
+    python benchmarks/throughput.py [--data ../shared/repoexec] [--projects a,b] [--workers 2] [--mutants 8]
+
+The workload: every imported RepoExec problem whose reference is expected to pass, with samples made from its
+reference deterministically: the reference itself, its ``pass`` body, and up to ``--mutants`` mutants from
+the admission gate's mutation operators, so that samples pass and fail in every way (wrong values,
+exceptions, loops that time out). It runs the workload with ``--repoexec-executor=process`` and then
+``warm`` (both ``--repoexec-fresh``: every sample evaluated), then ``warm`` again reading the result store,
+all with ``-n WORKERS`` and the default cache (its environments are built by a first, untimed run of one
+sample per project). It prints samples/s of each, their ratio, every sample whose verdict differs, the
+rerun's time, the share of each phase of a sample's run, and the warm processes' peak memory.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+from pytest_repoexec.collection import ProblemLoader
+from pytest_repoexec.mutation import mutants, pass_body
+
+
+def workload(problems: list, mutant_count: int) -> dict[str, list[str]]:
+    """Completions by problem id: the reference, its pass body, its mutants."""
+    samples = {}
+    for problem in problems:
+        try:
+            made = [pass_body(problem.reference), *(m.function for m in mutants(problem.reference, mutant_count))]
+        except (ValueError, SyntaxError):
+            made = []  # a reference that is not one function: it runs as itself only
+        samples[problem.id] = [problem.reference, *made]
+    return samples
+
+
+class MemoryPeak(threading.Thread):
+    """The largest total of the warm processes' proportional set size (their shared pages split among them)."""
+
+    def __init__(self) -> None:
+        super().__init__(daemon=True)
+        self.peak = 0
+        self.running = True
+
+    def run(self) -> None:
+        while self.running:
+            total = 0
+            for proc in Path("/proc").iterdir():
+                try:
+                    if proc.name.isdigit() and b"repoexec_warm" in (proc / "cmdline").read_bytes() \
+                            and b"bwrap" not in (proc / "cmdline").read_bytes().split(b"\0")[0]:
+                        for line in (proc / "smaps_rollup").read_text().splitlines():
+                            if line.startswith("Pss:"):
+                                total += int(line.split()[1]) << 10
+                except OSError:
+                    continue
+            self.peak = max(self.peak, total)
+            time.sleep(1.0)
+
+
+def session(out: Path, replay: Path, workers: str, report: Path, *options: str) -> float:
+    command = [sys.executable, "-m", "pytest", str(out), "-n", workers, "-p", "no:cacheprovider", "-q",
+               f"--repoexec-model=replay:{replay}", f"--repoexec-report={report}", *options]
+    started = time.perf_counter()
+    done = subprocess.run(command, check=False, capture_output=True, text=True)
+    elapsed = time.perf_counter() - started
+    if not report.exists():
+        sys.exit(f"{' '.join(command)} wrote no report:\n{(done.stdout + done.stderr)[-3000:]}")
+    return elapsed
+
+
+def verdicts(report: dict) -> dict[tuple[str, int], tuple]:
+    return {(s["problem"], s["sample"]): (s["passed"], s["error_type"], s["tests_passed"])
+            for s in report["samples"]}
+
+
+def phase_shares(report: dict) -> dict[str, float]:
+    totals: collections.Counter[str] = collections.Counter()
+    for sample in report["samples"]:
+        totals.update(sample.get("phases") or {})
+    whole = sum(totals.values()) or 1.0
+    return {name: seconds / whole for name, seconds in totals.most_common()}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", type=Path, default=Path(__file__).resolve().parents[2] / "shared" / "repoexec")
+    parser.add_argument("--projects", default=None)
+    parser.add_argument("--workers", default="2")
+    parser.add_argument("--mutants", type=int, default=8)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="repoexec-throughput-") as scratch:
+        out, replay = Path(scratch, "imported"), Path(scratch, "workload.jsonl")
+        subprocess.run([sys.executable, "-m", "pytest_repoexec.cli", "import", str(args.data), "--out", str(out),
+                        *(["--projects", args.projects] if args.projects else [])], check=True,
+                       stdout=subprocess.DEVNULL)
+        problems = []
+        for problem in ProblemLoader().under([out]):
+            if problem.known_failure:  # not in the workload: its reference cannot pass here
+                shutil.rmtree(problem.manifest.parent)
+            else:
+                problems.append(problem)
+        samples = workload(problems, args.mutants)
+        replay.write_text("".join(json.dumps({"problem": pid, "completions": texts}) + "\n"
+                                  for pid, texts in samples.items()))
+        count = sum(map(len, samples.values()))
+        print(f"workload: {len(problems)} problems, {count} samples")
+        session(out, replay, args.workers, Path(scratch, "setup.json"), "--repoexec-n=1")  # builds environments
+
+        reports, times = {}, {}
+        memory = MemoryPeak()
+        for executor in ("process", "warm"):
+            if executor == "warm":
+                memory.start()
+            path = Path(scratch, f"{executor}.json")
+            times[executor] = session(out, replay, args.workers, path, "--repoexec-fresh",
+                                      f"--repoexec-executor={executor}")
+            reports[executor] = json.loads(path.read_text())
+        memory.running = False
+        rerun = session(out, replay, args.workers, Path(scratch, "rerun.json"), "--repoexec-executor=warm")
+        stored = json.loads(Path(scratch, "rerun.json").read_text())["store"]
+
+        for executor in ("process", "warm"):
+            done = len(reports[executor]["samples"])
+            print(f"{executor}: {done} samples in {times[executor]:.1f} s = {done / times[executor]:.2f} samples/s "
+                  f"(pass@1 {reports[executor]['metrics'].get('pass@1')})")
+        print(f"warm / process: {times['process'] / times['warm']:.1f}x")
+        process, warm = verdicts(reports["process"]), verdicts(reports["warm"])
+        differ = sorted(key for key in process.keys() | warm.keys() if process.get(key) != warm.get(key))
+        print(f"verdicts that differ: {len(differ)}")
+        for key in differ:
+            print(f"  {key[0]} sample {key[1]}: process {process.get(key)}, warm {warm.get(key)}")
+        print(f"rerun from the store: {rerun:.1f} s ({stored})")
+        for executor in ("process", "warm"):
+            shares = ", ".join(f"{name} {share:.0%}" for name, share in phase_shares(reports[executor]).items())
+            print(f"{executor} phases: {shares}")
+        print(f"warm processes' peak memory (PSS, all workers): {memory.peak / (1 << 30):.2f} GiB")
+        slowest = sorted(reports["warm"]["samples"], key=lambda sample: -sample["duration"])
+        print("slowest warm samples: " + ", ".join(
+            f"{s['problem']}[{s['sample']}] {s['duration']:.1f} s {s['error_type'] or 'passed'}" for s in slowest[:8]))
+        by_error: collections.Counter[str] = collections.Counter()
+        for sample in reports["warm"]["samples"]:
+            by_error[sample["error_type"] or "passed"] += sample["duration"]
+        print("warm time by verdict: " + ", ".join(f"{kind} {seconds:.0f} s" for kind, seconds in by_error.most_common()))
+
+
+if __name__ == "__main__":
+    main()
