@@ -184,11 +184,11 @@ class WarmProcess:
                                       "source_root": str(env.source_root), "project_paths": project_paths})
             answer = self._answer(START_TIMEOUT)
         except (OSError, WarmProcessDied) as exc:
-            self.close()
-            raise WarmProcessDied(f"could not start: {exc}{self._log_tail()}") from None
+            answer = {"error": str(exc)}
         if "ready" not in answer:
+            why = f"could not start: {answer.get('error')}{self._log_tail()}"
             self.close()
-            raise WarmProcessDied(f"could not start: {answer.get('error')}{self._log_tail()}")
+            raise WarmProcessDied(why)
 
     def run(self, request: dict[str, Any], launch: Launch, token: str, cgroup: SampleCgroup | None) -> _Watched:
         began = time.monotonic()
@@ -223,7 +223,10 @@ class WarmProcess:
     def _answer(self, timeout: float) -> dict[str, Any]:
         if not select.select([self.socket], [], [], timeout)[0]:
             raise WarmProcessDied(f"no answer in {timeout:.0f} s")
-        message, fds = zygote.receive(self.socket)
+        try:
+            message, fds = zygote.receive(self.socket)
+        except OSError as exc:
+            raise WarmProcessDied(f"it ended ({exc})") from None
         for fd in fds:
             os.close(fd)
         if message is None:

@@ -1,0 +1,175 @@
+"""The warm executor (issue 12): samples forked from a warm process per environment keep every guarantee of a
+fresh process. What one sample leaves behind never reaches the next; its verdicts are those of the process
+executor; the warm processes are bounded, restarted when they die, and a project whose warm process cannot
+start runs in fresh processes with a warning. (The hostile suite runs with both executors too.)"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+import pytest
+
+from conftest import write_replay
+from mini_project import SCALED_REFERENCE, write_mini_project
+from pytest_repoexec.collection import ProblemLoader
+from pytest_repoexec.environment import Environments
+from pytest_repoexec.executor import module_file
+from pytest_repoexec.mutation import mutants, pass_body
+from pytest_repoexec.sandbox import make_sandbox
+from pytest_repoexec.warm import WarmExecutor
+
+# Leaves a trace wherever a process could leave one for the next: a preloaded module, the builtins, the
+# environment, sys.path, the sandbox's /tmp, its HOME and its working directory.
+POISON = '''\
+def scaled(value):
+    """Scale a value and clamp it to [0, 100]."""
+    import builtins, json, os, sys
+    json.REPOEXEC_POISON = builtins.REPOEXEC_POISON = True
+    os.environ["REPOEXEC_POISON"] = "1"
+    sys.path.append("/repoexec-poison")
+    for path in ("/tmp/repoexec-poison", os.path.expanduser("~/repoexec-poison"), "repoexec-poison"):
+        open(path, "w").close()
+    return clamp(value * SCALE, 0, 100)
+'''
+# Right only where none of those traces is seen.
+CHECK = '''\
+def scaled(value):
+    """Scale a value and clamp it to [0, 100]."""
+    import builtins, json, os, sys
+    seen = (hasattr(json, "REPOEXEC_POISON") or hasattr(builtins, "REPOEXEC_POISON")
+            or "REPOEXEC_POISON" in os.environ or "/repoexec-poison" in sys.path
+            or any(os.path.exists(path) for path in ("/tmp/repoexec-poison",
+                                                     os.path.expanduser("~/repoexec-poison"), "repoexec-poison")))
+    return -1 if seen else clamp(value * SCALE, 0, 100)
+'''
+
+
+def test_no_sample_sees_what_an_earlier_one_left(mini, run_repoexec, pytester):
+    # each completion distinct (a comment), so that the result store runs every one
+    completions = [f"{text}# {index}\n" for index in range(4) for text in (POISON, CHECK)]
+    replay = write_replay(pytester.path / "poison.jsonl", {"mini/scaled": completions})
+    result, report = run_repoexec(str(mini / "scaled"), f"--repoexec-model=replay:{replay}", "--repoexec-fresh",
+                                  "--repoexec-executor=warm")
+    assert report is not None and report["executor"] == "warm", result.stdout.str()[-3000:]
+    checks = [sample for sample in report["samples"] if sample["sample"] % 2 == 1]
+    poisoners = [sample for sample in report["samples"] if sample["sample"] % 2 == 0]
+    assert len(checks) == 4 and all(sample["passed"] for sample in checks), checks
+    assert all(sample["passed"] for sample in poisoners), poisoners  # the traces were left: they ran
+    assert "WarmStartWarning" not in result.stdout.str()
+
+
+def test_warm_and_process_agree_on_every_verdict(mini, run_repoexec, pytester):
+    swap = "def swap(pair):\n    return (pair[1], pair[0])\n"
+    made = {
+        "mini/scaled": [SCALED_REFERENCE, pass_body(SCALED_REFERENCE),
+                        *(m.function for m in mutants(SCALED_REFERENCE, 6)),
+                        SCALED_REFERENCE.replace("return", "while True:\n        pass\n    return")],
+        "mini/swap": [swap, pass_body(swap), *(m.function for m in mutants(swap, 4))],
+    }
+    replay = write_replay(pytester.path / "workload.jsonl", made)
+    verdicts = {}
+    for executor in ("process", "warm"):
+        result, report = run_repoexec(str(mini), f"--repoexec-model=replay:{replay}", "--repoexec-fresh",
+                                      f"--repoexec-executor={executor}", "--repoexec-timeout=2")
+        assert report is not None and report["executor"] == executor, result.stdout.str()[-3000:]
+        verdicts[executor] = {(s["problem"], s["sample"]): (s["passed"], s["error_type"], s["tests_passed"])
+                              for s in report["samples"]}
+    assert len(verdicts["warm"]) == sum(map(len, made.values()))
+    assert verdicts["warm"] == verdicts["process"]
+    kinds = {verdict[1] for verdict in verdicts["warm"].values()}
+    assert {None, "Timeout", "AssertionError"} <= kinds, kinds  # passes, wrong values and a loop among them
+
+
+@pytest.fixture
+def two_projects(pytester, repoexec_cache):
+    """Two copies of the mini project (one environment, two project folders: two warm processes), built."""
+    environments = Environments(repoexec_cache)
+    found = []
+    for name in ("first", "second"):
+        problem = ProblemLoader().load(write_mini_project(pytester.path, name) / "scaled" / "problem.toml")
+        env = environments.get(problem.project)
+        found.append((problem, env, module_file(env.import_root, problem.module).read_text()))
+    return found
+
+
+def test_warm_processes_are_bounded_least_recently_used_out(two_projects):
+    executor = WarmExecutor(test_timeout=5, sample_timeout=60, sandbox=make_sandbox("bwrap"), keep=1)
+    try:
+        (first, first_env, first_source), (second, second_env, second_source) = two_projects
+        runs = [executor.run(first_env, first, first_source), executor.run(second_env, second, second_source),
+                executor.run(first_env, first, first_source), executor.run(first_env, first, first_source)]
+        assert all(run.finished and {t.outcome for t in run.tests} == {"passed"} for run in runs), runs
+        assert ["warm start" in run.phases for run in runs] == [True, True, True, False]
+        assert len(executor.processes) == 1
+    finally:
+        executor.close()
+    assert not executor.processes
+
+
+def test_a_warm_process_that_dies_is_restarted_and_the_sample_retried(two_projects):
+    executor = WarmExecutor(test_timeout=5, sample_timeout=60, sandbox=make_sandbox("bwrap"))
+    try:
+        problem, env, source = two_projects[0]
+        assert executor.run(env, problem, source).finished
+        (warm,) = executor.processes.values()
+        os.killpg(warm.process.pid, signal.SIGKILL)
+        warm.process.wait()
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            run = executor.run(env, problem, source)
+        assert run.finished and {test.outcome for test in run.tests} == {"passed"}
+        assert "warm start" in run.phases
+        (restarted,) = executor.processes.values()
+        assert restarted is not warm and restarted.process.poll() is None
+        assert not [w for w in caught if "warm process" in str(w.message)], "a restart is not a fallback"
+    finally:
+        executor.close()
+
+
+def test_a_project_whose_warm_process_cannot_start_runs_in_fresh_processes_with_a_warning(
+        pytester, run_repoexec, repoexec_cache):
+    # The focal module sets something up before importing a third-party module that needs it: imported alone,
+    # in the warm process, that module fails.
+    project = write_mini_project(pytester.path, "ordered")
+    core = project / "repo" / "mini" / "core.py"
+    core.write_text("import builtins\nbuiltins.REPOEXEC_SET_UP = 1\nimport repoexec_needs_set_up\n" + core.read_text())
+    problem = ProblemLoader().load(project / "scaled" / "problem.toml")
+    env = Environments(repoexec_cache).get(problem.project)
+    site_packages = subprocess.run([str(env.python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+                                   capture_output=True, text=True, check=True).stdout.strip()
+    Path(site_packages, "repoexec_needs_set_up.py").write_text("import builtins\nVALUE = builtins.REPOEXEC_SET_UP\n")
+
+    result, report = run_repoexec(str(project), "--repoexec-model=reference", "--repoexec-fresh",
+                                  "--repoexec-executor=warm")
+    output = result.stdout.str()
+    assert report is not None and report["metrics"]["pass@1"] == 1.0, output[-3000:]
+    assert "WarmStartWarning: project ordered: its warm process could not start" in output
+    assert "repoexec_needs_set_up" in output and "AttributeError" in output
+
+
+def test_pytest_reports_failures_as_before_with_each_source_parsed_once(pytester):
+    """The inner plugin's shortcut for finding a failing statement's lines changes nothing pytest prints."""
+    cases = "\n\n".join([
+        "def test_plain():\n    assert 1 == 2",
+        "import pytest\n\n@pytest.mark.parametrize('x', [1, 2])\ndef test_decorated(x):\n    y = x\n    assert y == 3",
+        "def test_multiline():\n    assert [\n        1,\n        2,\n    ] == [\n        2,\n    ]",
+        "def test_try():\n    try:\n        raise ValueError('a')\n    except KeyError:\n        pass\n    else:\n        pass",
+        "class TestGroup:\n    def test_method(self):\n        values = {'a': 1}\n        assert values['a'] == 2",
+        "def helper(n):\n    if n:\n        raise RuntimeError(n)\n\ndef test_nested():\n    helper(3)",
+        "def test_last():\n    x = 1\n    assert x == 0  # the file's last statement",
+    ])
+    pytester.makepyfile(test_shapes=cases)
+    runtime = Path(sys.modules["pytest_repoexec"].__file__).with_name("runtime")
+    outputs = []
+    for shortcut in (False, True):
+        pytester.makeconftest(f"import sys\nsys.path.insert(0, {str(runtime)!r})\nimport repoexec_inner\n"
+                              + ("repoexec_inner._parse_each_source_once()\n" if shortcut else ""))
+        result = pytester.runpytest_subprocess("--tb=short", "-p", "no:cacheprovider", "-p", "no:randomly")
+        outputs.append(result.outlines[:-1])  # all but the last line, which says how long it took
+    assert sum("FAILED" in line for line in outputs[0]) == 8
+    assert outputs[0] == outputs[1]
