@@ -10,6 +10,11 @@ exceptions, loops that time out). It runs the workload with ``--repoexec-executo
 all with ``-n WORKERS`` and the default cache (its environments are built by a first, untimed run of one
 sample per project). It prints samples/s of each, their ratio, every sample whose verdict differs, the
 rerun's time, the share of each phase of a sample's run, and the warm processes' peak memory.
+
+Last, a resume: the warm run once more over an empty result store (a scratch cache that shares the default
+cache's environments), killed with SIGKILL half-way and started again; it prints how many verdicts the killed
+run had stored, how many the second run read and evaluated, and whether its metrics are the warm run's.
+``--skip-process`` leaves out the process run (and so the ratio and the comparison).
 """
 
 from __future__ import annotations
@@ -17,7 +22,9 @@ from __future__ import annotations
 import argparse
 import collections
 import json
+import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -26,6 +33,7 @@ import time
 from pathlib import Path
 
 from pytest_repoexec.collection import ProblemLoader
+from pytest_repoexec.environment import default_cache_dir
 from pytest_repoexec.mutation import mutants, pass_body
 
 
@@ -76,6 +84,29 @@ def session(out: Path, replay: Path, workers: str, report: Path, *options: str) 
     return elapsed
 
 
+def resume(out: Path, replay: Path, workers: str, scratch: Path, after: float, uninterrupted: dict) -> None:
+    cache = scratch / "resume-cache"
+    cache.mkdir()
+    for name in ("sources", "venvs", "runtime", "locks"):
+        (cache / name).symlink_to(default_cache_dir() / name)
+    report = scratch / "resumed.json"
+    command = [sys.executable, "-m", "pytest", str(out), "-n", workers, "-p", "no:cacheprovider", "-q",
+               f"--repoexec-model=replay:{replay}", f"--repoexec-report={report}", f"--repoexec-cache={cache}"]
+    killed = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    time.sleep(after)
+    os.killpg(killed.pid, signal.SIGKILL)
+    killed.wait()
+    stored = len(list((cache / "results").rglob("*.json")))
+    session(out, replay, workers, report, f"--repoexec-cache={cache}")
+    resumed = json.loads(report.read_text())
+    entries = len(list((cache / "results").rglob("*.json")))
+    counts = resumed["store"]
+    print(f"kill -9 after {after:.0f} s: {stored} verdicts stored; the second run read {counts['read']} "
+          f"(with {counts['copies']} copies), evaluated {counts['evaluated']}, replaced {counts['replaced']}; "
+          f"each entry written once: {stored + counts['evaluated'] == entries and not counts['replaced']}; "
+          f"metrics as the uninterrupted warm run's: {resumed['metrics'] == uninterrupted['metrics']}")
+
+
 def verdicts(report: dict) -> dict[tuple[str, int], tuple]:
     return {(s["problem"], s["sample"]): (s["passed"], s["error_type"], s["tests_passed"])
             for s in report["samples"]}
@@ -95,6 +126,7 @@ def main() -> None:
     parser.add_argument("--projects", default=None)
     parser.add_argument("--workers", default="2")
     parser.add_argument("--mutants", type=int, default=8)
+    parser.add_argument("--skip-process", action="store_true")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="repoexec-throughput-") as scratch:
         out, replay = Path(scratch, "imported"), Path(scratch, "workload.jsonl")
@@ -116,7 +148,8 @@ def main() -> None:
 
         reports, times = {}, {}
         memory = MemoryPeak()
-        for executor in ("process", "warm"):
+        executors = ("warm",) if args.skip_process else ("process", "warm")
+        for executor in executors:
             if executor == "warm":
                 memory.start()
             path = Path(scratch, f"{executor}.json")
@@ -127,18 +160,19 @@ def main() -> None:
         rerun = session(out, replay, args.workers, Path(scratch, "rerun.json"), "--repoexec-executor=warm")
         stored = json.loads(Path(scratch, "rerun.json").read_text())["store"]
 
-        for executor in ("process", "warm"):
+        for executor in executors:
             done = len(reports[executor]["samples"])
             print(f"{executor}: {done} samples in {times[executor]:.1f} s = {done / times[executor]:.2f} samples/s "
                   f"(pass@1 {reports[executor]['metrics'].get('pass@1')})")
-        print(f"warm / process: {times['process'] / times['warm']:.1f}x")
-        process, warm = verdicts(reports["process"]), verdicts(reports["warm"])
-        differ = sorted(key for key in process.keys() | warm.keys() if process.get(key) != warm.get(key))
-        print(f"verdicts that differ: {len(differ)}")
-        for key in differ:
-            print(f"  {key[0]} sample {key[1]}: process {process.get(key)}, warm {warm.get(key)}")
+        if not args.skip_process:
+            print(f"warm / process: {times['process'] / times['warm']:.1f}x")
+            process, warm = verdicts(reports["process"]), verdicts(reports["warm"])
+            differ = sorted(key for key in process.keys() | warm.keys() if process.get(key) != warm.get(key))
+            print(f"verdicts that differ: {len(differ)}")
+            for key in differ:
+                print(f"  {key[0]} sample {key[1]}: process {process.get(key)}, warm {warm.get(key)}")
         print(f"rerun from the store: {rerun:.1f} s ({stored})")
-        for executor in ("process", "warm"):
+        for executor in executors:
             shares = ", ".join(f"{name} {share:.0%}" for name, share in phase_shares(reports[executor]).items())
             print(f"{executor} phases: {shares}")
         print(f"warm processes' peak memory (PSS, all workers): {memory.peak / (1 << 30):.2f} GiB")
@@ -149,6 +183,7 @@ def main() -> None:
         for sample in reports["warm"]["samples"]:
             by_error[sample["error_type"] or "passed"] += sample["duration"]
         print("warm time by verdict: " + ", ".join(f"{kind} {seconds:.0f} s" for kind, seconds in by_error.most_common()))
+        resume(out, replay, args.workers, Path(scratch), times["warm"] / 2, reports["warm"])
 
 
 if __name__ == "__main__":

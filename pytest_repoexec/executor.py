@@ -25,8 +25,7 @@ from typing import Any, Protocol
 from .environment import ProjectEnv, StaleRuntimeError
 from .problem import Problem
 from .sandbox import (
-    EXPECTED, HOME, SAMPLE, Bubblewrap, Limits, ProcessCgroup, Sandbox, SampleCgroup, Tree, View, make_sandbox,
-    python_home,
+    EXPECTED, HOME, SAMPLE, Bubblewrap, Limits, ProcessCgroup, Sandbox, Tree, View, make_sandbox, python_home,
 )
 from .runtime import repoexec_protocol as protocol
 from .runtime.repoexec_protocol import ErrorType, error_type_of
@@ -183,6 +182,8 @@ class SubprocessExecutor:
             f"--repoexec-limits={limits.rlimits()}", f"--repoexec-focal-module={problem.module}",
             "-c", str(root / test_path.parent / CONFIG), f"--rootdir={root}", "--noconftest",
             "-p", "no:cacheprovider", "-q", "--tb=short", "-rN", "--color=no",
+            # a warm process imported both plugins before pytest could rewrite them (they have no assertions)
+            "-W", "ignore::pytest.PytestAssertRewriteWarning",
             *(f"--repoexec-deselect={name}" for name in problem.quarantine),
         ]
         if options.reruns > 1:
@@ -211,12 +212,12 @@ class SubprocessExecutor:
         }
         return Launch(tuple(arguments), environment, view, confined, self.sample_timeout * options.reruns, limits)
 
-    def _execute(self, env: ProjectEnv, problem: Problem, launch: Launch, token: str) -> _Watched:
+    def _execute(self, env: ProjectEnv, problem: Problem, launch: Launch, token: str) -> Watched:
         """Start a fresh interpreter for the sample, in the sandbox (and its pids cgroup where there is one)."""
         argv, fds = self.sandbox.wrap(launch.view, [str(env.python), "-m", "pytest", *launch.arguments])
         with self.cgroup.sample(launch.limits.processes) if self.cgroup else contextlib.nullcontext() as cgroup:
             began = time.monotonic()
-            pipes = _Pipes(token)
+            pipes = Pipes(token)
             try:
                 process = subprocess.Popen(
                     [*(cgroup.entering(argv) if cgroup else argv), f"--repoexec-results-fd={pipes.results}",
@@ -232,11 +233,12 @@ class SubprocessExecutor:
                 pipes.close_sample_ends()
                 for fd in fds:
                     os.close(fd)
-            return held(_watch(_Started(process), pipes, began, launch.timeout, launch.limits.output), cgroup)
+            watched = watch(_Started(process), pipes, began, launch.timeout, launch.limits.output)
+            return held(watched, refused=bool(cgroup and cgroup.refusals()))
 
 
 @dataclass(frozen=True)
-class _Watched:
+class Watched:
     """What came back from one sample's process."""
 
     stream: bytes  # the records, as they came through the pipe
@@ -247,14 +249,14 @@ class _Watched:
     warm_start: float = 0.0  # seconds spent starting the warm process this sample was the first of
 
 
-def held(watched: _Watched, cgroup: SampleCgroup | None) -> _Watched:
+def held(watched: Watched, refused: bool) -> Watched:
     """A sample stopped at its time limit while its cgroup refused forks: a fork flood, held, then stopped."""
-    if cgroup and cgroup.refused() and watched.stopped is ErrorType.TIMEOUT:
+    if refused and watched.stopped is ErrorType.TIMEOUT:
         return replace(watched, stopped=ErrorType.PROCESS_LIMIT)
     return watched
 
 
-class _Pipes:
+class Pipes:
     """A sample's three pipes: the token (written now), the records, and stdout with stderr. The sample's
     ends go to it and are closed here once it has them; the engine keeps the others."""
 
@@ -320,7 +322,7 @@ class _Started:
 _PHASE_MARKS = ((b'"kind": "collected"', "collected"), (b'"kind": "finish"', "finished"))  # as protocol.encode writes them
 
 
-def _watch(started: Started, pipes: _Pipes, began: float, timeout: float, output_limit: int) -> _Watched:
+def watch(started: Started, pipes: Pipes, began: float, timeout: float, output_limit: int) -> Watched:
     """Read the sample's stream and output until it ends, its time is up or its output passes the limit;
     whatever it started is killed with it. Notes when its records of each kind came (for the phase figures)."""
     output, stream = bytearray(), bytearray()
@@ -363,7 +365,7 @@ def _watch(started: Started, pipes: _Pipes, began: float, timeout: float, output
         phases.setdefault("exited", time.monotonic() - began)
     finally:
         pipes.close()
-    return _Watched(bytes(stream), output.decode("utf-8", "replace"), returncode, stopped, phases)
+    return Watched(bytes(stream), output.decode("utf-8", "replace"), returncode, stopped, phases)
 
 
 def _signal_of(returncode: int, confined: bool) -> int | None:
@@ -373,7 +375,7 @@ def _signal_of(returncode: int, confined: bool) -> int | None:
     return returncode - 128 if confined and 128 < returncode < 128 + 65 else None
 
 
-def _read_results(watched: _Watched, token: str, confined: bool, duration: float) -> SampleRun:
+def _read_results(watched: Watched, token: str, confined: bool, duration: float) -> SampleRun:
     """The run as its stream tells it, believed only as far as the stream proves itself (the token, the order
     of records, nothing after the end) and agrees with how the process ended. Without a Finish record the
     session did not end, but every test that reported keeps its outcome; the test the process died in counts

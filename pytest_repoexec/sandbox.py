@@ -288,11 +288,13 @@ class SampleCgroup:
         is born outside it)."""
         return ["/bin/sh", "-c", 'echo $$ > "$0" && exec "$@"', str(self.folder / "cgroup.procs"), *argv]
 
-    def procs(self) -> int:
-        """A descriptor to write ``0`` into, to move the writer in (for a process started elsewhere)."""
-        return os.open(self.folder / "cgroup.procs", os.O_WRONLY)
+    def allow(self, count: int) -> None:
+        (self.folder / "pids.max").write_text(f"{count}\n")
 
-    def refused(self) -> bool:
-        """Whether the limit refused a fork."""
+    def current(self) -> int:
+        return int((self.folder / "pids.current").read_text())
+
+    def refusals(self) -> int:
+        """How many forks the limit has refused so far."""
         events = (self.folder / "pids.events").read_text().split()
-        return len(events) == 2 and events[0] == "max" and int(events[1]) > 0
+        return int(events[1]) if len(events) == 2 and events[0] == "max" else 0

@@ -19,6 +19,7 @@ import contextlib
 import dataclasses
 import os
 import select
+import signal
 import socket
 import subprocess
 import tempfile
@@ -29,12 +30,13 @@ from pathlib import Path
 from typing import Any
 
 from .environment import ProjectEnv
-from .executor import Launch, SubprocessExecutor, _Pipes, _Watched, _watch, held
+from .executor import Launch, SubprocessExecutor, Pipes, Watched, watch, held
 from .problem import Problem
 from .runtime import repoexec_warm as zygote
-from .sandbox import Bubblewrap, Limits, SampleCgroup, Sandbox, Tree, View, python_home, system_entries
+from .sandbox import Bubblewrap, Limits, ProcessCgroup, Sandbox, Tree, View, python_home, system_entries
 
 START_TIMEOUT = 120.0  # seconds a warm process may take to import what it preloads
+_UNBOUNDED = 1 << 16  # a warm process's pids limit while it starts
 KILL_TIMEOUT = 10.0  # seconds a warm process may take to say that the sample it was told to kill has ended
 _LOG_TAIL = 2000
 
@@ -62,7 +64,7 @@ class WarmExecutor(SubprocessExecutor):
         self.processes: collections.OrderedDict[_Key, WarmProcess] = collections.OrderedDict()
         self.cold: dict[_Key, str] = {}  # environments left to fresh processes, and why
 
-    def _execute(self, env: ProjectEnv, problem: Problem, launch: Launch, token: str) -> _Watched:
+    def _execute(self, env: ProjectEnv, problem: Problem, launch: Launch, token: str) -> Watched:
         key = _Key(env.python.parent.parent, problem.project.manifest.parent, problem.network)
         for attempt in (1, 2):
             process = self._process(key, env, problem, launch) if key not in self.cold else None
@@ -70,8 +72,7 @@ class WarmExecutor(SubprocessExecutor):
             if request is None:
                 break
             try:
-                with self.cgroup.sample(launch.limits.processes) if self.cgroup else contextlib.nullcontext() as cg:
-                    watched = process.run(request, launch, token, cg)
+                watched = process.run(request, launch, token)
                 first, process.start_time = process.start_time, 0.0
                 return dataclasses.replace(watched, warm_start=first)
             except WarmProcessDied as exc:
@@ -90,7 +91,7 @@ class WarmExecutor(SubprocessExecutor):
             return self.processes[key]
         started = time.monotonic()
         try:
-            process = WarmProcess(key, env, problem, self.sandbox, launch.environment)
+            process = WarmProcess(key, env, problem, self.sandbox, launch.environment, self.cgroup)
         except WarmProcessDied as exc:
             self._give_up(key, problem, str(exc))
             return None
@@ -128,7 +129,7 @@ class WarmExecutor(SubprocessExecutor):
             view.tree.materialise(view.tree_at)
         return {
             "arguments": list(launch.arguments), "environment": launch.environment, "workdir": str(view.workdir),
-            "confined": confined, "cgroup": self.cgroup is not None,
+            "confined": confined,
             "view": {"tmpfs": view.tmpfs_bytes, "network": view.network, "system": system_entries(), "binds": binds,
                      **_tree(view.tree, view.tree_at),
                      "aliases": [[str(alias), str(view.tree_at)] for alias in view.aliases]},
@@ -145,35 +146,45 @@ def _tree(tree: Tree, at: Path) -> dict[str, list]:
 
 class WarmProcess:
     """One warm process: started (inside the sandbox, keeping its capabilities in its own user namespace)
-    and ready once it has preloaded; then one sample at a time."""
+    and ready once it has preloaded; then one sample at a time.
+
+    Where the engine runs as root, the warm process lives in a pids cgroup of its own, whose limit is set
+    before each sample to what it holds then plus the sample's limit: its keeper and init take the places of
+    bubblewrap's two processes in a fresh sample's cgroup, so a sample may start as many processes either way.
+    (A cgroup per sample would cost a migration, about 10 ms, each time.)"""
 
     def __init__(self, key: _Key, env: ProjectEnv, problem: Problem, sandbox: Sandbox,
-                 environment: dict[str, str]) -> None:
-        self.socket, inside = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.scratch = tempfile.TemporaryDirectory(prefix="repoexec-warm-")
-        self.log = open(Path(self.scratch.name, "log"), "w+b")
+                 environment: dict[str, str], cgroups: ProcessCgroup | None) -> None:
         self.exited: int | None = None
         self.start_time = 0.0  # seconds it took to start, until a sample has counted them
-        argv = [str(env.python), "-m", "repoexec_warm", str(inside.fileno())]
-        environment = dict(environment)
-        fds: tuple[int, ...] = ()
         # what its sandbox shows (where the host has it), and so what a sample's view may bind
         self.binds = (python_home(env.python), key.venv, *([env.runtime] if env.runtime else []), env.source_root,
                       key.project_folder)
+        self._resources = contextlib.ExitStack()
+        self.socket, inside = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        self._resources.callback(self.socket.close)
+        scratch = Path(self._resources.enter_context(tempfile.TemporaryDirectory(prefix="repoexec-warm-")))
+        self.log = self._resources.enter_context(open(scratch / "log", "w+b"))
+        self.cgroup = self._resources.enter_context(cgroups.sample(_UNBOUNDED)) if cgroups else None
+        argv, fds, cwd = [str(env.python), "-m", "repoexec_warm", str(inside.fileno())], (), None
+        environment = dict(environment)
         if isinstance(sandbox, Bubblewrap):
             view = View(Tree((), (), ()), Path(zygote.NEW_ROOT), binds=tuple((path, path) for path in self.binds),
                         workdir=Path(zygote.NEW_ROOT), tmpfs_bytes=64 << 20, network=key.network)
             argv, fds = sandbox.wrap(view, argv, capabilities=True)
-            cwd = None
         else:
-            cwd = Path(self.scratch.name, "cwd")
+            cwd = scratch / "cwd"
             cwd.mkdir()
             environment.update(HOME=str(cwd), TMPDIR=str(cwd))
         try:
             self.process = subprocess.Popen(
-                argv, cwd=cwd, env=environment, stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log,
-                start_new_session=True, pass_fds=(inside.fileno(), *fds),
+                self.cgroup.entering(argv) if self.cgroup else argv, cwd=cwd, env=environment,
+                stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log, start_new_session=True,
+                pass_fds=(inside.fileno(), *fds),
             )
+        except OSError as exc:
+            self._resources.close()
+            raise WarmProcessDied(f"could not start: {exc}") from None
         finally:
             inside.close()
             for fd in fds:
@@ -190,21 +201,22 @@ class WarmProcess:
             self.close()
             raise WarmProcessDied(why)
 
-    def run(self, request: dict[str, Any], launch: Launch, token: str, cgroup: SampleCgroup | None) -> _Watched:
+    def run(self, request: dict[str, Any], launch: Launch, token: str) -> Watched:
         began = time.monotonic()
-        pipes = _Pipes(token)
-        fds = [*pipes.sample_ends(), *([cgroup.procs()] if cgroup else [])]
+        if self.cgroup:
+            self.cgroup.allow(self.cgroup.current() + launch.limits.processes)
+            refusals = self.cgroup.refusals()
+        pipes = Pipes(token)
         self.exited = None
         try:
-            zygote.send(self.socket, request, fds)
+            zygote.send(self.socket, request, pipes.sample_ends())
         except OSError as exc:
             pipes.close()
             raise WarmProcessDied(f"it stopped taking samples: {exc}") from None
         finally:
             pipes.close_sample_ends()
-            if cgroup:
-                os.close(fds[-1])
-        return held(_watch(_Sample(self), pipes, began, launch.timeout, launch.limits.output), cgroup)
+        watched = watch(_Sample(self), pipes, began, launch.timeout, launch.limits.output)
+        return held(watched, refused=bool(self.cgroup and self.cgroup.refusals() > refusals))
 
     def wait(self, timeout: float) -> int | None:
         if self.exited is None and select.select([self.socket], [], [], timeout)[0]:
@@ -238,10 +250,9 @@ class WarmProcess:
         try:
             self.process.wait(timeout=5)
         except subprocess.TimeoutExpired:
-            os.killpg(self.process.pid, 9)
+            os.killpg(self.process.pid, signal.SIGKILL)
             self.process.wait()
-        self.log.close()
-        self.scratch.cleanup()
+        self._resources.close()
 
     def _log_tail(self) -> str:
         self.log.flush()
@@ -251,7 +262,7 @@ class WarmProcess:
 
 
 class _Sample:
-    """The sample a warm process runs, as ``_watch`` polls, waits for and kills it."""
+    """The sample a warm process runs, as ``watch`` polls, waits for and kills it."""
 
     def __init__(self, process: WarmProcess) -> None:
         self.process = process

@@ -6,8 +6,6 @@ pipe that the engine holds (never a file the sample could rewrite), and its ``Co
 records carry a token read from another pipe before any candidate code ran. The engine never parses stdout;
 a run that dies before the end of the session leaves the records it wrote and no ``Finish`` record, which the
 engine counts as a crash that keeps the outcomes of the tests that ended before it.
-
-It has no assertions for pytest to rewrite (PYTEST_DONT_REWRITE), so a warm process may import it once.
 """
 
 import base64

@@ -189,10 +189,6 @@ def _keeper(request, fds, parent):
     """A: the sample's namespaces are made for its children; it waits for the init and passes on its status."""
     _die_with_parent(parent)
     os.setsid()
-    cgroup = fds.pop() if request["cgroup"] else None
-    if cgroup is not None:  # this process and all it starts: the sample's pids cgroup
-        os.write(cgroup, b"0")
-        os.close(cgroup)
     if request["confined"]:
         flags = _NEWNS | _NEWPID | _NEWIPC | _NEWUTS | (0 if request["view"]["network"] else _NEWNET)
         _check(_LIBC.unshare(flags), "unshare")
@@ -270,11 +266,11 @@ def _test_process(request, fds):
 # --- the warm process ------------------------------------------------------------------------------------
 
 def _preload(config):
-    """pytest, then the third-party and standard modules that the project's focal modules import, found by
-    importing those in a child (the project's own modules stay out of this process). The plugins that the test
-    process names with ``-p`` are left to it, as pytest rewrites their assertions as it imports them, except
-    the inner plugin, which has none and says so."""
+    """pytest and the plugins the test process names with ``-p`` (they have no assertions for pytest to
+    rewrite), then the third-party and standard modules that the project's focal modules import, found by
+    importing those in a child (the project's own modules stay out of this process)."""
     import pytest  # noqa: F401
+    import pytest_timeout  # noqa: F401
     import repoexec_inner  # noqa: F401
     import _pytest.config
     import _pytest.main
@@ -386,9 +382,20 @@ def main():
     send(control, {"ready": preloaded})
     if not _serve(control):
         return 0
+    import atexit
+    import threading
+
     import pytest
 
-    return pytest.console_main()  # in a sample's test process
+    status = pytest.console_main()  # in a sample's test process, which then ends as Python ends one: it
+    threading._shutdown()  # waits for its threads, runs its exit functions, flushes its output; but the
+    atexit._run_exitfuncs()  # warm process's modules, which it would tear down one by one, are simply let go
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(status)
 
 
 if __name__ == "__main__":
