@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import math
 import os
 import secrets
 import selectors
@@ -34,6 +35,8 @@ OUTPUT_LIMIT = 20000  # the tail of a sample's output that is kept, for people
 CONFIG = "repoexec-pytest.ini"  # an empty configuration beside the tests: the project's own is not read
 _STREAM_LIMIT = 64 << 20  # no session writes this many records
 _GRACE = 0.5  # seconds a sample's pipes may stay open after its process ended
+STUCK_GRACE = 2.0  # seconds a test may run past its limit before the sample counts as stuck (see _Progress)
+EXIT_GRACE = 5.0  # seconds a process may take to end after its session has
 _SIGNAL_LIMITS = {signal.SIGXCPU: ErrorType.CPU_LIMIT, signal.SIGXFSZ: ErrorType.FILE_SIZE_LIMIT}
 # The tests see a fixed environment, like the original harness's container: nothing of the caller's shell
 # (HOME, locale, time zone, PYTHON*, PYTEST_*) leaks into expected values.
@@ -111,6 +114,7 @@ class Launch:
     confined: bool
     timeout: float  # the whole sample's wall clock
     limits: Limits
+    test_limit: float  # each test's (pytest-timeout's), the longest a test may run
 
 
 class SubprocessExecutor:
@@ -210,7 +214,8 @@ class SubprocessExecutor:
             "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
             "REPOEXEC_EXPECTED": str(seen_expected),
         }
-        return Launch(tuple(arguments), environment, view, confined, self.sample_timeout * options.reruns, limits)
+        return Launch(tuple(arguments), environment, view, confined, self.sample_timeout * options.reruns, limits,
+                      problem.timeout or self.test_timeout)
 
     def _execute(self, env: ProjectEnv, problem: Problem, launch: Launch, token: str) -> Watched:
         """Start a fresh interpreter for the sample, in the sandbox (and its pids cgroup where there is one)."""
@@ -233,7 +238,7 @@ class SubprocessExecutor:
                 pipes.close_sample_ends()
                 for fd in fds:
                     os.close(fd)
-            watched = watch(_Started(process), pipes, began, launch.timeout, launch.limits.output)
+            watched = watch(_Started(process), pipes, began, launch)
             return held(watched, refused=bool(cgroup and cgroup.refusals()))
 
 
@@ -319,42 +324,73 @@ class _Started:
         return self.process.wait()
 
 
-_PHASE_MARKS = ((b'"kind": "collected"', "collected"), (b'"kind": "finish"', "finished"))  # as protocol.encode writes them
+class _Progress:
+    """How far the run has come, from its records as they arrive: when each kind first came (the phase
+    figures), and by when the next one must come. Once collection has ended, pytest-timeout bounds every test
+    by the run's test limit, so a run that writes no record for that long and STUCK_GRACE more is stuck where
+    the signal cannot reach it (a loop inside C code); one whose session has finished has EXIT_GRACE to end
+    (a thread it left running keeps it alive). Either is stopped then, as its wall-clock limit would stop it
+    later: no test that would have run is left out, since the stuck one never ends."""
+
+    _PHASES = {"collected": "collected", "finish": "finished"}  # record kind -> phase mark
+
+    def __init__(self, began: float, test_limit: float) -> None:
+        self.began, self.test_limit = began, test_limit
+        self.marks: dict[str, float] = {}
+        self.due, self.why = math.inf, ""
+        self._partial = b""
+
+    def feed(self, data: bytes, now: float) -> None:
+        self.marks.setdefault("started", now - self.began)
+        *lines, self._partial = (self._partial + data).split(b"\n")
+        self._partial = self._partial[-_STREAM_LIMIT:]
+        for line in lines:
+            try:
+                kind = json.loads(line).get("kind")
+            except (ValueError, AttributeError):
+                continue  # the engine judges the stream later; here it only keeps time
+            if kind in self._PHASES:
+                self.marks.setdefault(self._PHASES[kind], now - self.began)
+            if kind == "finish":
+                self.due, self.why = now + EXIT_GRACE, f"its process had not ended {EXIT_GRACE:.0f} s after its session"
+            elif kind in ("collected", "report", "round"):
+                self.due = now + self.test_limit + STUCK_GRACE
+                self.why = (f"a test ran {STUCK_GRACE:.0f} s past its {self.test_limit:g} s limit without ending "
+                            "(pytest-timeout's signal could not interrupt it)")
 
 
-def watch(started: Started, pipes: Pipes, began: float, timeout: float, output_limit: int) -> Watched:
-    """Read the sample's stream and output until it ends, its time is up or its output passes the limit;
-    whatever it started is killed with it. Notes when its records of each kind came (for the phase figures)."""
+def watch(started: Started, pipes: Pipes, began: float, launch: Launch) -> Watched:
+    """Read the sample's stream and output until it ends, its time is up (or it is stuck: ``_Progress``) or its
+    output passes the limit; whatever it started is killed with it."""
     output, stream = bytearray(), bytearray()
-    written, stopped, phases = 0, None, {}
-    deadline = began + timeout
+    written, stopped = 0, None
+    progress = _Progress(began, launch.test_limit)
+    deadline = began + launch.timeout
     try:
         with selectors.DefaultSelector() as selector:
             selector.register(pipes.reader, selectors.EVENT_READ, "output")
             selector.register(pipes.stream, selectors.EVENT_READ, "stream")
             while selector.get_map():
                 if started.poll() is not None:  # its pipes end with it, unless something it left holds them open
-                    phases.setdefault("exited", time.monotonic() - began)
+                    progress.marks.setdefault("exited", time.monotonic() - began)
                     deadline = min(deadline, time.monotonic() + _GRACE)
-                remaining = deadline - time.monotonic()
+                remaining = min(deadline, progress.due) - time.monotonic()
                 if remaining <= 0:
                     stopped = ErrorType.TIMEOUT if started.poll() is None else None
+                    if stopped and progress.due < deadline:
+                        output += f"\n[repoexec] stopped: {progress.why}\n".encode()
                     break
                 for key, _ in selector.select(min(remaining, _GRACE)):
                     data = os.read(key.fd, 1 << 16)
                     if not data:
                         selector.unregister(key.fd)
                     elif key.data == "stream":
-                        if not stream:
-                            phases["started"] = time.monotonic() - began
-                        for mark, phase in _PHASE_MARKS:
-                            if mark in data:
-                                phases.setdefault(phase, time.monotonic() - began)
+                        progress.feed(data, time.monotonic())
                         stream += data[: _STREAM_LIMIT - len(stream)]
                     else:
                         written += len(data)
                         output = (output + data)[-OUTPUT_LIMIT:]
-                        if written > output_limit:
+                        if written > launch.limits.output:
                             stopped = ErrorType.OUTPUT_LIMIT
                 if stopped:
                     break
@@ -362,10 +398,10 @@ def watch(started: Started, pipes: Pipes, began: float, timeout: float, output_l
         ended = None if stopped else started.wait(max(min(deadline - time.monotonic(), _GRACE), 0))
         killed = started.kill()
         returncode = killed if ended is None else ended
-        phases.setdefault("exited", time.monotonic() - began)
+        progress.marks.setdefault("exited", time.monotonic() - began)
     finally:
         pipes.close()
-    return Watched(bytes(stream), output.decode("utf-8", "replace"), returncode, stopped, phases)
+    return Watched(bytes(stream), output.decode("utf-8", "replace"), returncode, stopped, progress.marks)
 
 
 def _signal_of(returncode: int, confined: bool) -> int | None:

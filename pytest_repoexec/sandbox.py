@@ -36,6 +36,7 @@ INSTALL_HINT = (
 HOME = "/root"  # as in the original harness's container
 SAMPLE = "/sample"  # where a project's tree is, inside the sandbox, when its manifest names no place
 EXPECTED = "/repoexec/expected"  # where the problem's expected outputs appear inside the sandbox
+SCRATCH = ("/tmp", HOME)  # empty folders of the sample's root
 _SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 _ETC = (
     "hosts", "nsswitch.conf", "host.conf", "passwd", "group", "localtime", "timezone", "mime.types", "protocols",
@@ -96,7 +97,7 @@ class Bubblewrap:
                 "--size", str(view.tmpfs_bytes), "--tmpfs", "/",  # the root: the sample's one writable place
                 "--proc", "/proc", "--dev", "/dev",
                 "--size", str(min(view.tmpfs_bytes, 64 << 20)), "--tmpfs", "/dev/shm",
-                "--dir", "/tmp", "--dir", HOME]
+                *(arg for folder in SCRATCH for arg in ("--dir", folder))]
         for path, target in system_entries():
             args += ["--symlink", target, path] if target else ["--ro-bind", path, path]
         args += ["--ro-bind", str(_etc()), "/etc"]

@@ -33,7 +33,7 @@ from .environment import ProjectEnv
 from .executor import Launch, SubprocessExecutor, Pipes, Watched, watch, held
 from .problem import Problem
 from .runtime import repoexec_warm as zygote
-from .sandbox import Bubblewrap, Limits, ProcessCgroup, Sandbox, Tree, View, python_home, system_entries
+from .sandbox import SCRATCH, Bubblewrap, Limits, ProcessCgroup, Sandbox, Tree, View, python_home, system_entries
 
 START_TIMEOUT = 120.0  # seconds a warm process may take to import what it preloads
 _UNBOUNDED = 1 << 16  # a warm process's pids limit while it starts
@@ -131,6 +131,7 @@ class WarmExecutor(SubprocessExecutor):
             "arguments": list(launch.arguments), "environment": launch.environment, "workdir": str(view.workdir),
             "confined": confined,
             "view": {"tmpfs": view.tmpfs_bytes, "network": view.network, "system": system_entries(), "binds": binds,
+                     "scratch": list(SCRATCH),
                      **_tree(view.tree, view.tree_at),
                      "aliases": [[str(alias), str(view.tree_at)] for alias in view.aliases]},
         }
@@ -215,7 +216,7 @@ class WarmProcess:
             raise WarmProcessDied(f"it stopped taking samples: {exc}") from None
         finally:
             pipes.close_sample_ends()
-        watched = watch(_Sample(self), pipes, began, launch.timeout, launch.limits.output)
+        watched = watch(_Sample(self), pipes, began, launch)
         return held(watched, refused=bool(self.cgroup and self.cgroup.refusals() > refusals))
 
     def wait(self, timeout: float) -> int | None:

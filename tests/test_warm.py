@@ -173,3 +173,34 @@ def test_pytest_reports_failures_as_before_with_each_source_parsed_once(pytester
         outputs.append(result.outlines[:-1])  # all but the last line, which says how long it took
     assert sum("FAILED" in line for line in outputs[0]) == 8
     assert outputs[0] == outputs[1]
+
+
+STUCK_IN_C = '''\
+def scaled(value):
+    """Scale a value and clamp it to [0, 100]."""
+    import itertools
+    -1 in itertools.count()  # a loop inside C: the per-test alarm never gets through
+    return clamp(value * SCALE, 0, 100)
+'''
+LEFT_RUNNING = '''\
+def scaled(value):
+    """Scale a value and clamp it to [0, 100]."""
+    import threading, time
+    threading.Thread(target=time.sleep, args=(600,)).start()  # the interpreter waits for it at exit
+    return clamp(value * SCALE, 0, 100)
+'''
+
+
+@pytest.mark.parametrize("executor", ["warm", "process"])
+def test_a_stuck_sample_is_stopped_seconds_after_its_test_limit_not_at_the_sample_limit(
+        mini, run_repoexec, pytester, executor):
+    replay = write_replay(pytester.path / "stuck.jsonl", {"mini/scaled": [STUCK_IN_C, LEFT_RUNNING]})
+    result, report = run_repoexec(str(mini / "scaled"), f"--repoexec-model=replay:{replay}", "--repoexec-fresh",
+                                  f"--repoexec-executor={executor}", "--repoexec-timeout=1",
+                                  "--repoexec-sample-timeout=60")
+    assert report is not None, result.stdout.str()[-3000:]
+    stuck, left_running = sorted(report["samples"], key=lambda sample: sample["sample"])
+    assert stuck["error_type"] == left_running["error_type"] == "Timeout"
+    assert stuck["duration"] < 15 and left_running["duration"] < 15, (stuck["duration"], left_running["duration"])
+    assert "without ending" in stuck["error_log"] and "after its session" in left_running["error_log"]
+    assert left_running["tests_passed"] == 4  # its tests all passed; it did not end

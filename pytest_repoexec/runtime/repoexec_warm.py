@@ -160,6 +160,8 @@ def _build_root(request):
             os.makedirs(os.path.dirname(inside(seen)), exist_ok=True)
             open(inside(seen), "w").close()
         _bind_read_only(host or inside(seen), inside(seen))
+    for folder in view["scratch"]:  # /tmp and HOME
+        os.makedirs(inside(folder), exist_ok=True)
     os.makedirs(inside("/proc"), exist_ok=True)
     _mount("proc", inside("/proc"), "proc", _NOSUID | _NODEV | _NOEXEC)
     os.makedirs(inside("/dev"), exist_ok=True)
