@@ -365,14 +365,16 @@ CATALOGUE: tuple[Hostile, ...] = (
                     os.close(handle)
             return value
         """, "opens files until EMFILE under --repoexec-open-files"),
-    Hostile("cpu_burner", BOMBS, ("CPULimit",), """
+    Hostile("cpu_burner", BOMBS, ("CPULimit", "Timeout"), """
         def scaled(value):
             import signal
             signal.signal(signal.SIGALRM, signal.SIG_IGN)  # the per-test alarm cannot stop it
             total = 0
             while True:
                 total = (total * 31 + value) % 1000003
-        """, "ignores the per-test alarm and burns CPU: --repoexec-cpu (below the sample timeout) stops it"),
+        """, "ignores the per-test alarm and burns CPU: --repoexec-cpu stops it, or, where the machine is too busy "
+             "for it to have used that much CPU by then, the engine does, as stuck, 2 s after its test's limit (a "
+             "sample whose tests each end in time meets the CPU limit: test_sandbox)"),
     # ---------------------------------------------------------------- escapes
     Hostile("write_home", ESCAPES, ("AssertionError",), _with(_ESCAPE, """
         wrote(os.path.join($home, "repoexec-" + marker + "-home"), mode="w")  # absent, or the sample's own

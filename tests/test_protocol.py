@@ -9,7 +9,7 @@ import pytest
 
 from conftest import write_replay
 from pytest_repoexec.environment import Environments
-from pytest_repoexec.executor import _read_results, _Watched
+from pytest_repoexec.executor import Watched, _read_results
 from pytest_repoexec.problem import load_problem
 from pytest_repoexec.results import SampleResult
 from pytest_repoexec.runtime import repoexec_protocol as protocol
@@ -51,7 +51,7 @@ def _lines(text: str) -> list[str]:
 
 def _run(stream: str, returncode: int = 0, stopped: ErrorType | None = None):
     """The engine's reading of a stream that came through the pipe from a process that ended so."""
-    return _read_results(_Watched(stream.encode(), "", returncode, stopped), TOKEN, confined=True, duration=1.0)
+    return _read_results(Watched(stream.encode(), "", returncode, stopped), TOKEN, confined=True, duration=1.0)
 
 
 def test_every_record_round_trips_through_one_json_line():

@@ -116,6 +116,25 @@ def test_a_limit_below_what_the_reference_needs_fails_it_and_the_gate_names_the_
     assert any("the reference fails: MemoryLimit" in reason and "--repoexec-memory" in reason for reason in reasons)
 
 
+CPU_IN_EVERY_TEST = '''\
+def scaled(value):
+    """Scale a value and clamp it to [0, 100]."""
+    import time
+    started = time.process_time()
+    while time.process_time() - started < 0.8:  # CPU time, whatever the load: each test ends well in its limit
+        pass
+    return clamp(value * SCALE, 0, 100)
+'''
+
+
+@pytest.mark.parametrize("executor", ["warm", "process"])
+def test_the_cpu_limit_stops_a_sample_whose_tests_each_end_in_time(mini, run_repoexec, pytester, executor):
+    replay = write_replay(pytester.path / "cpu.jsonl", {"mini/scaled": [CPU_IN_EVERY_TEST]})
+    result, report = run_repoexec(str(mini / "scaled"), f"--repoexec-model=replay:{replay}", "--repoexec-cpu=2",
+                                  "--repoexec-timeout=30", f"--repoexec-executor={executor}", "--repoexec-fresh")
+    assert [s["error_type"] for s in report["samples"]] == ["CPULimit"], result.stdout.str()[-2000:]
+
+
 def test_a_problem_may_raise_its_own_limit(mini, run_repoexec):
     manifest = mini / "scaled" / "problem.toml"
     manifest.write_text(manifest.read_text() + '\n[limits]\nmemory = "4G"\n')
