@@ -12,8 +12,9 @@ sample per project). It prints samples/s of each, their ratio, every sample whos
 rerun's time, the share of each phase of a sample's run, and the warm processes' peak memory.
 
 Last, a resume: the warm run once more over an empty result store (a scratch cache that shares the default
-cache's environments), killed with SIGKILL half-way and started again; it prints how many verdicts the killed
-run had stored, how many the second run read and evaluated, and whether its metrics are the warm run's.
+cache's environments), killed with SIGKILL once half the verdicts are stored and started again; it prints how
+many verdicts the killed run had stored, how many the second run read and evaluated, whether its metrics are
+the warm run's, and each sample whose verdict is not.
 ``--skip-process`` leaves out the process run (and so the ratio and the comparison).
 """
 
@@ -84,7 +85,8 @@ def session(out: Path, replay: Path, workers: str, report: Path, *options: str) 
     return elapsed
 
 
-def resume(out: Path, replay: Path, workers: str, scratch: Path, after: float, uninterrupted: dict) -> None:
+def resume(out: Path, replay: Path, workers: str, scratch: Path, samples: int, uninterrupted: dict) -> None:
+    """Kill -9 a run once half the samples' verdicts are stored, start it again, compare with ``uninterrupted``."""
     cache = scratch / "resume-cache"
     cache.mkdir()
     for name in ("sources", "venvs", "runtime", "locks"):
@@ -93,18 +95,24 @@ def resume(out: Path, replay: Path, workers: str, scratch: Path, after: float, u
     command = [sys.executable, "-m", "pytest", str(out), "-n", workers, "-p", "no:cacheprovider", "-q",
                f"--repoexec-model=replay:{replay}", f"--repoexec-report={report}", f"--repoexec-cache={cache}"]
     killed = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-    time.sleep(after)
+    started = time.perf_counter()
+    while killed.poll() is None and len(list(cache.glob("results/*/*.json"))) < samples // 2:
+        time.sleep(0.5)
     os.killpg(killed.pid, signal.SIGKILL)
     killed.wait()
-    stored = len(list((cache / "results").rglob("*.json")))
+    stored = len(list(cache.glob("results/*/*.json")))
+    print(f"kill -9 after {time.perf_counter() - started:.0f} s with {stored} verdicts stored")
     session(out, replay, workers, report, f"--repoexec-cache={cache}")
     resumed = json.loads(report.read_text())
-    entries = len(list((cache / "results").rglob("*.json")))
+    entries = len(list(cache.glob("results/*/*.json")))
     counts = resumed["store"]
-    print(f"kill -9 after {after:.0f} s: {stored} verdicts stored; the second run read {counts['read']} "
-          f"(with {counts['copies']} copies), evaluated {counts['evaluated']}, replaced {counts['replaced']}; "
-          f"each entry written once: {stored + counts['evaluated'] == entries and not counts['replaced']}; "
+    print(f"the second run read {counts['read']} (with {counts['copies']} copies), evaluated {counts['evaluated']}, "
+          f"replaced {counts['replaced']}; each entry written once: "
+          f"{stored + counts['evaluated'] == entries and not counts['replaced']}; "
           f"metrics as the uninterrupted warm run's: {resumed['metrics'] == uninterrupted['metrics']}")
+    before, after = verdicts(uninterrupted), verdicts(resumed)
+    for key in sorted(key for key in before if before[key] != after.get(key)):
+        print(f"  {key[0]} sample {key[1]}: uninterrupted {before[key]}, resumed {after.get(key)}")
 
 
 def verdicts(report: dict) -> dict[tuple[str, int], tuple]:
@@ -183,7 +191,7 @@ def main() -> None:
         for sample in reports["warm"]["samples"]:
             by_error[sample["error_type"] or "passed"] += sample["duration"]
         print("warm time by verdict: " + ", ".join(f"{kind} {seconds:.0f} s" for kind, seconds in by_error.most_common()))
-        resume(out, replay, args.workers, Path(scratch), times["warm"] / 2, reports["warm"])
+        resume(out, replay, args.workers, Path(scratch), count, reports["warm"])
 
 
 if __name__ == "__main__":

@@ -63,12 +63,20 @@ def _complete_signature(signature: str, body: str) -> str:
 def candidate_module(problem: Problem, module_source: str, candidate: Candidate) -> str:
     """The focal module with the reference replaced by the candidate; the rest of the file unchanged.
 
-    Raises SyntaxError when the result does not parse (a candidate that breaks its surroundings).
+    The result may not parse (a candidate can break its surroundings): ``module_syntax_error`` says.
     """
     assert candidate.function is not None
-    module = syntax.replace_definition(module_source, problem.entry_point, candidate.function)
-    ast.parse(module)
-    return module
+    return syntax.replace_definition(module_source, problem.entry_point, candidate.function)
+
+
+def module_syntax_error(module: str) -> str | None:
+    """Why the candidate module does not parse, or None. Apart from the splice: a verdict read back from the
+    result store needs no parse."""
+    try:
+        ast.parse(module)
+    except SyntaxError as exc:
+        return f"in the module: {exc.msg}"
+    return None
 
 
 def dependency_share(problem: Problem, candidate: Candidate) -> float | None:

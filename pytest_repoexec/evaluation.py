@@ -7,7 +7,7 @@ import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from .candidate import Candidate, candidate_module, dependency_share, make_candidate
+from .candidate import Candidate, candidate_module, dependency_share, make_candidate, module_syntax_error
 from .environment import ProjectEnv
 from .executor import Executor, RunOptions, SampleRun, module_file
 from .problem import Problem
@@ -38,13 +38,9 @@ def evaluate(
     if candidate.error_type is not None:
         return _judged(problem, sample, candidate, None, fail_fast)
     original = module_file(env.import_root, problem.module).read_text(encoding="utf-8")
-    try:
-        module = candidate_module(problem, original, candidate)
-    except SyntaxError as exc:
-        candidate = dataclasses.replace(candidate, error_type=ErrorType.SYNTAX_ERROR, error=f"in the module: {exc.msg}")
-        return _judged(problem, sample, candidate, None, fail_fast)
+    module = candidate_module(problem, original, candidate)
     if store is None:
-        return _judged(problem, sample, candidate, executor.run(env, problem, module, options), fail_fast)
+        return _run(problem, sample, candidate, module, env, executor, options)
     variant = {"test_timeouts": options.test_timeouts}
     with store.slot(store.key(problem, env.python.parent.parent.name, module, variant)) as slot:
         if slot.stored is not None:
@@ -52,10 +48,20 @@ def evaluate(
             copied = stored.sample if stored.sample not in (sample, REFERENCE) else stored.copied_from
             result = dataclasses.replace(stored, sample=sample, copied_from=copied, store="read")
             return Evaluation(result, candidate, None, slot.durations)
-        evaluation = _judged(problem, sample, candidate, executor.run(env, problem, module, options), fail_fast)
+        evaluation = _run(problem, sample, candidate, module, env, executor, options)
         slot.put(evaluation.result.to_dict(), evaluation.durations or {})
         state = "replaced" if slot.unreadable else "evaluated"
         return dataclasses.replace(evaluation, result=dataclasses.replace(evaluation.result, store=state))
+
+
+def _run(problem: Problem, sample: int, candidate: Candidate, module: str, env: ProjectEnv, executor: Executor,
+         options: RunOptions) -> Evaluation:
+    """Run the candidate module, unless it does not parse."""
+    error = module_syntax_error(module)
+    if error is not None:
+        candidate = dataclasses.replace(candidate, error_type=ErrorType.SYNTAX_ERROR, error=error)
+        return _judged(problem, sample, candidate, None, options.first_failure)
+    return _judged(problem, sample, candidate, executor.run(env, problem, module, options), options.first_failure)
 
 
 def _judged(problem: Problem, sample: int, candidate: Candidate, run: SampleRun | None, fail_fast: bool) -> Evaluation:

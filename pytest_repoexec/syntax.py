@@ -164,23 +164,43 @@ def _trim(text: str) -> str:
     return _LEADING_BLANK_LINES.sub("", text.replace("\r\n", "\n").rstrip())
 
 
+@dataclass(frozen=True)
+class _Target:
+    """Where a function to be replaced lies: byte offsets and the indentation of its first line."""
+
+    data: bytes
+    outer_start: int  # the first decorator if decorated, else `def`
+    function_start: int
+    end: int
+    outer_indent: str
+    function_indent: str
+
+
+@functools.lru_cache(maxsize=32)
+def _target(module_source: str, qualname: str) -> _Target:
+    """Cached: every sample of a problem splices into the same module, whose parse dominates a splice."""
+    data, root = _parse(module_source)
+    outer, function = _locate(root, qualname)
+    return _Target(data, outer.start_byte, function.start_byte, function.end_byte,
+                   _indent_of(data, outer), _indent_of(data, function))
+
+
 def replace_definition(module_source: str, qualname: str, new_definition: str) -> str:
     """`module_source` with the function `qualname` replaced by `new_definition`, all else byte-identical.
 
     The candidate is re-indented to the target's column and takes the module's line ends. Without
     decorators of its own it keeps the original's (``@staticmethod`` and the like are interface).
     """
-    data, root = _parse(module_source)
-    outer, function = _locate(root, qualname)
+    target = _target(module_source, qualname)
     candidate = _trim(new_definition)
     candidate_root = _parser().parse(candidate.encode("utf-8")).root_node
     candidate_function = _first_function(candidate_root)
     decorated = candidate_function is not None and candidate_function[0] != candidate_function[1]
-    start = outer if decorated else function
-    indent = _indent_of(data, start)
+    start, indent = (target.outer_start, target.outer_indent) if decorated else (target.function_start,
+                                                                                   target.function_indent)
     newline = "\r\n" if "\r\n" in module_source else "\n"
     text = newline.join(_reindent(candidate, _string_rows(candidate_root), indent)).removeprefix(indent)
-    return (data[: start.start_byte] + text.encode("utf-8") + data[function.end_byte :]).decode("utf-8")
+    return (target.data[:start] + text.encode("utf-8") + target.data[target.end :]).decode("utf-8")
 
 
 def find_function(text: str, name: str) -> str | None:

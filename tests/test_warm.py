@@ -85,6 +85,31 @@ def test_warm_and_process_agree_on_every_verdict(mini, run_repoexec, pytester):
     assert {None, "Timeout", "AssertionError"} <= kinds, kinds  # passes, wrong values and a loop among them
 
 
+# Tells what the sample's process sees of its surroundings, in its error message.
+SURROUNDINGS = '''\
+def scaled(value):
+    """Scale a value and clamp it to [0, 100]."""
+    import os, pwd, sys
+    seen = sorted(os.environ.items()), os.getcwd(), os.getuid(), pwd.getpwuid(os.getuid()).pw_dir, sys.path[0]
+    raise RuntimeError("SEEN " + repr(seen))
+'''
+
+
+def test_a_sample_sees_the_same_environment_variables_directory_and_user_with_both_executors(
+    mini, run_repoexec, pytester
+):
+    replay = write_replay(pytester.path / "surroundings.jsonl", {"mini/scaled": [SURROUNDINGS]})
+    seen = {}
+    for executor in ("process", "warm"):
+        result, report = run_repoexec(str(mini / "scaled"), f"--repoexec-model=replay:{replay}", "--repoexec-fresh",
+                                      f"--repoexec-executor={executor}")
+        assert report is not None and report["executor"] == executor, result.stdout.str()[-3000:]
+        log = report["samples"][0]["error_log"]
+        seen[executor] = next(line for line in log.splitlines() if "RuntimeError: SEEN" in line)
+    assert "'PWD'" in seen["process"]  # bubblewrap's --chdir sets it; the warm test process must too
+    assert seen["warm"] == seen["process"]
+
+
 @pytest.fixture
 def two_projects(pytester, repoexec_cache):
     """Two copies of the mini project (one environment, two project folders: two warm processes), built."""

@@ -247,7 +247,7 @@ def _test_process(request, fds):
     os.closerange(TOKEN_FD + 1, 1 << 16)
     os.chdir(request["workdir"])
     os.environ.clear()
-    os.environ.update(request["environment"])
+    os.environ.update(request["environment"], PWD=request["workdir"])  # PWD: as bubblewrap's --chdir sets it
     time.tzset()
     import tempfile
 
