@@ -1,5 +1,6 @@
 """The ``repoexec`` command: ``repoexec import SRC --out DIR`` turns published RepoExec data into problems;
-``repoexec setup`` installs and checks what the sandbox needs (bubblewrap), which pip cannot bring."""
+``repoexec setup`` installs and checks what the sandbox needs (bubblewrap), which pip cannot bring;
+``repoexec compare RUN.json...`` puts runs side by side with confidence intervals."""
 
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ from pathlib import Path
 
 from .importer.convert import load_pins, write_project
 from .importer.sources import Problems, SourceError, read_data_folder, read_hugging_face
+from .leaderboard import compare, render
+from .runs import read_run
 from .sandbox import INSTALL_HINT, probe
 
 
@@ -27,9 +30,18 @@ def main(argv: list[str] | None = None) -> int:
     importing.add_argument("--projects", default=None, help="comma-separated project folders to import (default all)")
     commands.add_parser("setup", help="install bubblewrap with the system's package manager if it is missing, "
                                       "and check that it can make a sandbox here")
+    comparing = commands.add_parser("compare", help="a leaderboard of runs (their JSON reports) on the problems "
+                                                     "they share, pass@k with bootstrap intervals, paired differences")
+    comparing.add_argument("runs", type=Path, nargs="+", metavar="RUN.json", help="reports from --repoexec-report")
+    comparing.add_argument("--format", choices=("text", "md"), default="text", help="text (default) or Markdown")
+    comparing.add_argument("--resamples", type=int, default=2000, metavar="N", help="bootstrap resamples (default 2000)")
+    comparing.add_argument("--confidence", type=float, default=0.95, metavar="C", help="interval level (default 0.95)")
+    comparing.add_argument("--seed", type=int, default=0, help="seed of the resampling (default 0)")
     args = parser.parse_args(argv)
     if args.command == "setup":
         return setup_command()
+    if args.command == "compare":
+        return compare_command(args.runs, args.format == "md", args.resamples, args.confidence, args.seed)
     return import_command(args.source, args.out, args.outputs, args.projects)
 
 
@@ -60,6 +72,19 @@ def setup_command() -> int:
         print(f"repoexec setup: {problem}; {INSTALL_HINT}", file=sys.stderr)
         return 1
     print(f"repoexec setup: bubblewrap at {shutil.which('bwrap')} makes sandboxes here")
+    return 0
+
+
+def compare_command(paths: list[Path], markdown: bool, resamples: int, confidence: float, seed: int) -> int:
+    if resamples < 100 or not 0.5 <= confidence < 1:
+        print("repoexec compare: --resamples must be at least 100 and --confidence in [0.5, 1)", file=sys.stderr)
+        return 2
+    try:
+        board = compare([read_run(path) for path in paths], resamples, confidence, seed)
+    except ValueError as exc:  # ReportError names the file; no common problem names the runs
+        print(f"repoexec compare: {exc}", file=sys.stderr)
+        return 2
+    print("\n".join(render(board, markdown)))
     return 0
 
 

@@ -13,13 +13,15 @@ from typing import Any
 
 import pytest
 
-from . import transport
+from . import __version__, transport
 from .debugging import Revision, Round
 from .fixer import FixResult
 from .gate import GateResult
 from .metrics import KS, Summary, error_counts, mean, summarise
 from .results import SampleResult
+from .runs import REPORT_FORMAT
 from .settings import Settings
+from .store import engine_digest
 
 
 class Collector:
@@ -147,6 +149,9 @@ class ResultsCollector(Collector):
             return None
         results = self.ordered()
         report: dict[str, Any] = {
+            "format": REPORT_FORMAT,
+            "engine": {"version": __version__, "code": engine_digest()[:16]},
+            "settings": self.settings.options,
             "sandbox": self.settings.sandbox,
             "executor": self.settings.executor,
             "model": self.settings.model,
@@ -218,7 +223,7 @@ def render_rounds(rounds: list[Round]) -> list[str]:
     for entry in rounds:
         summary = summarise(entry.results)
         lines.append(f"{entry.number:>5}  {entry.revised:>7}  {entry.fixed:>5}  "
-                     f"{_percent(summary.pass_at.get(1)):>6}  {_percent(summary.dir):>6}")
+                     f"{percent(summary.pass_at.get(1)):>6}  {percent(summary.dir):>6}")
     return lines
 
 
@@ -226,11 +231,11 @@ def _row(name: str, summary: Summary) -> list[str]:
     low, high = summary.samples_per_problem
     per_problem = str(low) if low == high else f"{low}-{high}"
     metrics = summary.as_metrics()
-    return [name, str(summary.problems), per_problem, *(_percent(metrics[f"pass@{k}"]) for k in KS),
-            _percent(summary.dir), _percent(summary.tr)]
+    return [name, str(summary.problems), per_problem, *(percent(metrics[f"pass@{k}"]) for k in KS),
+            percent(summary.dir), percent(summary.tr)]
 
 
-def _percent(value: float | None) -> str:
+def percent(value: float | None) -> str:
     return "-" if value is None else f"{100 * value:.2f}"
 
 
@@ -276,6 +281,9 @@ class GateCollector(Collector):
             return None
         results = sorted(self.results.values(), key=lambda r: r.problem)
         return {
+            "format": REPORT_FORMAT,
+            "engine": {"version": __version__, "code": engine_digest()[:16]},
+            "settings": self.settings.options,
             "sandbox": self.settings.sandbox,
             "mode": self.settings.mode.value,
             "summary": gate_summary(results, self.known),

@@ -10,6 +10,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -100,6 +101,7 @@ class Settings:
     min_timeout: float = 1.0  # the least limit of a test under relative timeouts
     limits: Limits = field(default_factory=Limits)
     gate: GateSettings = field(default_factory=GateSettings)
+    options: dict[str, Any] = field(default_factory=dict)  # every --repoexec-* option as given, for the report
 
     @classmethod
     def from_config(cls, config: pytest.Config) -> Settings:
@@ -141,6 +143,8 @@ class Settings:
             min_timeout=option("repoexec_min_timeout"),
             limits=_limits(config),
             workers=workers if isinstance(workers, int) and workers > 0 else 1,
+            options={name: value if isinstance(value, (str, int, float, bool, type(None))) else str(value)
+                     for name, value in sorted(vars(config.option).items()) if name.startswith("repoexec_")},
             gate=GateSettings(
                 reruns=option("repoexec_reruns"),
                 min_coverage=option("repoexec_min_coverage"),
