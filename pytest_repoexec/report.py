@@ -149,10 +149,10 @@ class ResultsCollector(Collector):
             return None
         results = self.ordered()
         report: dict[str, Any] = {
+            "sandbox": self.settings.sandbox,  # first: an unconfined run says so before anything else
             "format": REPORT_FORMAT,
             "engine": {"version": __version__, "code": engine_digest()[:16]},
             "settings": self.settings.options,
-            "sandbox": self.settings.sandbox,
             "executor": self.settings.executor,
             "model": self.settings.model,
             "metrics": summarise(results).as_metrics(),
@@ -281,10 +281,10 @@ class GateCollector(Collector):
             return None
         results = sorted(self.results.values(), key=lambda r: r.problem)
         return {
+            "sandbox": self.settings.sandbox,  # first: an unconfined run says so before anything else
             "format": REPORT_FORMAT,
             "engine": {"version": __version__, "code": engine_digest()[:16]},
             "settings": self.settings.options,
-            "sandbox": self.settings.sandbox,
             "mode": self.settings.mode.value,
             "summary": gate_summary(results, self.known),
             "problems": [result.to_dict() | {"known_failure": result.problem in self.known} for result in results],
