@@ -187,7 +187,7 @@ def _build_root(request):
     os.chdir("/")
 
 
-def _keeper(request, fds, parent):
+def _keeper(request, fds, parent, prepared):
     """A: the sample's namespaces are made for its children; it waits for the init and passes on its status."""
     _die_with_parent(parent)
     os.setsid()
@@ -199,7 +199,7 @@ def _keeper(request, fds, parent):
     if init == 0:
         os.close(keeping)
         try:
-            if _init(request, fds, alive):
+            if _init(request, fds, alive, prepared):
                 return True  # in the test process
         except BaseException:
             traceback.print_exc()
@@ -210,7 +210,7 @@ def _keeper(request, fds, parent):
     os._exit(_exit_status(status))
 
 
-def _init(request, fds, alive):
+def _init(request, fds, alive, prepared):
     """B: PID 1 of the sample (confined), whose end ends every process in the namespace."""
     _prctl(_PDEATHSIG, signal.SIGKILL)
     if select.select([alive], [], [], 0)[0]:  # closed: the keeper died before the line above
@@ -222,7 +222,7 @@ def _init(request, fds, alive):
             _loopback_up()
     test = os.fork()
     if test == 0:
-        _test_process(request, fds)
+        _test_process(request, fds, prepared)
         return True
     for fd in fds:
         os.close(fd)
@@ -234,9 +234,10 @@ def _init(request, fds, alive):
             os._exit(_exit_status(status))
 
 
-def _test_process(request, fds):
+def _test_process(request, fds, prepared):
     """C: made ready to run the sample's pytest as ``python -m pytest ARGS`` would in a fresh process (``main``
-    runs it, at the top level, so that the interpreter ends as a fresh one would)."""
+    runs it, at the top level, so that the interpreter ends as a fresh one would); its test module's rewritten
+    code is the one the warm process prepared, where it reads the same file."""
     output, results, token = fds
     if request["confined"]:  # without a sandbox it stays in the keeper's process group, which is killed whole
         os.setsid()
@@ -260,9 +261,75 @@ def _test_process(request, fds):
         numpy_random.seed()
     import pytest
 
+    if prepared is not None:
+        _use_prepared(*prepared)
     sys.argv[:] = [os.path.join(os.path.dirname(pytest.__file__), "__main__.py"), *request["arguments"],
                    f"--repoexec-results-fd={RESULTS_FD}", f"--repoexec-token-fd={TOKEN_FD}"]
     gc.enable()
+
+
+# --- the test module, rewritten once ----------------------------------------------------------------------
+
+_REWRITTEN = {}  # (path, source) -> the code pytest's assertion rewriter makes of it; most recently used last
+_REWRITTEN_KEPT = 16
+
+
+def _prepare_tests(request):
+    """(path, source, code) of the sample's test module (the file that pytest is asked to run) with its
+    assertions rewritten as the test process would rewrite them, made once for all the samples of a problem:
+    a module of hundreds of tests takes pytest tenths of a second to rewrite. None where there is none."""
+    view = request["view"]
+    files = dict(view["files"])
+    for path in request["arguments"]:
+        written = path
+        for alias, target in view["aliases"]:  # the tests may be named through an alias of the tree
+            if path.startswith(alias + "/"):
+                written = target + path[len(alias):]
+        if written in files and path.endswith(".py"):
+            source = base64.b64decode(files[written])
+            code = _REWRITTEN.pop((path, source), None) or _rewrite(path, source)
+            if code is None:
+                return None
+            _REWRITTEN[path, source] = code
+            while len(_REWRITTEN) > _REWRITTEN_KEPT:
+                del _REWRITTEN[next(iter(_REWRITTEN))]
+            return path, source, code
+    return None
+
+
+def _rewrite(path, source):
+    """What ``_pytest.assertion.rewrite._rewrite_test`` makes of the file. Its warnings are ignored, as the test
+    process ignores them (``-W ignore::pytest.PytestAssertRewriteWarning``); the configuration is pytest's
+    default, as the test process's own (an empty ini file) is. None where it does not parse: the test
+    process then says why."""
+    import ast
+    import warnings
+
+    from _pytest.assertion.rewrite import rewrite_asserts
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tree = ast.parse(source, filename=path)
+            rewrite_asserts(tree, source, path, None)
+            return compile(tree, path, "exec", dont_inherit=True)
+    except Exception:
+        return None
+
+
+def _use_prepared(path, source, code):
+    """pytest's rewriting of the test module answered with the prepared code, for the same file with the same
+    bytes only; any other module is rewritten as usual."""
+    from _pytest.assertion import rewrite
+
+    rewrite_test = rewrite._rewrite_test
+
+    def prepared(fn, config):
+        if str(fn) == path and fn.read_bytes() == source:
+            return os.stat(fn), code
+        return rewrite_test(fn, config)
+
+    rewrite._rewrite_test = prepared
 
 
 # --- the warm process ------------------------------------------------------------------------------------
@@ -340,11 +407,12 @@ def _serve(control):
             return False
         if request.get("op") == "kill":  # for a sample that ended before it came
             continue
+        prepared = _prepare_tests(request)
         keeper = os.fork()
         if keeper == 0:
             control.close()
             try:
-                if _keeper(request, fds, me):
+                if _keeper(request, fds, me, prepared):
                     return True
             except BaseException:
                 traceback.print_exc()
