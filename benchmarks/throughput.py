@@ -11,8 +11,8 @@ all with ``-n WORKERS`` and the default cache (its environments are built by a f
 sample per project). It prints samples/s of each, their ratio, every sample whose verdict differs, the
 rerun's time, the share of each phase of a sample's run, and the warm processes' peak memory.
 
-Last, a resume: the warm run once more over an empty result store (a scratch cache that shares the default
-cache's environments), killed with SIGKILL once half the verdicts are stored and started again; it prints how
+Last, a resume: the warm run once more over an empty result store (the default cache's store moved aside
+meanwhile, and put back), killed with SIGKILL once half the verdicts are stored and started again; it prints how
 many verdicts the killed run had stored, how many the second run read and evaluated, whether its metrics are
 the warm run's, and each sample whose verdict is not.
 ``--skip-process`` leaves out the process run (and so the ratio and the comparison).
@@ -85,26 +85,32 @@ def session(out: Path, replay: Path, workers: str, report: Path, *options: str) 
     return elapsed
 
 
-def resume(out: Path, replay: Path, workers: str, scratch: Path, samples: int, uninterrupted: dict) -> None:
-    """Kill -9 a run once half the samples' verdicts are stored, start it again, compare with ``uninterrupted``."""
-    cache = scratch / "resume-cache"
-    cache.mkdir()
-    for name in ("sources", "venvs", "runtime", "locks"):
-        (cache / name).symlink_to(default_cache_dir() / name)
-    report = scratch / "resumed.json"
-    command = [sys.executable, "-m", "pytest", str(out), "-n", workers, "-p", "no:cacheprovider", "-q",
-               f"--repoexec-model=replay:{replay}", f"--repoexec-report={report}", f"--repoexec-cache={cache}"]
-    killed = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-    started = time.perf_counter()
-    while killed.poll() is None and len(list(cache.glob("results/*/*.json"))) < samples // 2:
-        time.sleep(0.5)
-    os.killpg(killed.pid, signal.SIGKILL)
-    killed.wait()
-    stored = len(list(cache.glob("results/*/*.json")))
-    print(f"kill -9 after {time.perf_counter() - started:.0f} s with {stored} verdicts stored")
-    session(out, replay, workers, report, f"--repoexec-cache={cache}")
-    resumed = json.loads(report.read_text())
-    entries = len(list(cache.glob("results/*/*.json")))
+def resume(out: Path, replay: Path, workers: str, samples: int, uninterrupted: dict) -> None:
+    """Kill -9 a run once half the samples' verdicts are stored, start it again, compare with ``uninterrupted``.
+    Over an empty result store: the default cache's is moved aside meanwhile (its environments are used as they
+    are) and put back at the end."""
+    results = default_cache_dir() / "results"
+    aside = results.with_name("results.before-resume")
+    results.rename(aside)
+    try:
+        report = out.parent / "resumed.json"
+        command = [sys.executable, "-m", "pytest", str(out), "-n", workers, "-p", "no:cacheprovider", "-q",
+                   f"--repoexec-model=replay:{replay}", f"--repoexec-report={report}"]
+        killed = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                  start_new_session=True)
+        started = time.perf_counter()
+        while killed.poll() is None and len(list(results.glob("*/*.json"))) < samples // 2:
+            time.sleep(0.5)
+        os.killpg(killed.pid, signal.SIGKILL)
+        killed.wait()
+        stored = len(list(results.glob("*/*.json")))
+        print(f"kill -9 after {time.perf_counter() - started:.0f} s with {stored} verdicts stored")
+        session(out, replay, workers, report)
+        resumed = json.loads(report.read_text())
+        entries = len(list(results.glob("*/*.json")))
+    finally:
+        shutil.rmtree(results, ignore_errors=True)
+        aside.rename(results)
     counts = resumed["store"]
     print(f"the second run read {counts['read']} (with {counts['copies']} copies), evaluated {counts['evaluated']}, "
           f"replaced {counts['replaced']}; each entry written once: "
@@ -166,6 +172,7 @@ def main() -> None:
             reports[executor] = json.loads(path.read_text())
         memory.running = False
         rerun = session(out, replay, args.workers, Path(scratch, "rerun.json"), "--repoexec-executor=warm")
+        quiet = session(out, replay, args.workers, Path(scratch, "rerun.json"), "--repoexec-executor=warm", "--tb=no")
         stored = json.loads(Path(scratch, "rerun.json").read_text())["store"]
 
         for executor in executors:
@@ -179,7 +186,8 @@ def main() -> None:
             print(f"verdicts that differ: {len(differ)}")
             for key in differ:
                 print(f"  {key[0]} sample {key[1]}: process {process.get(key)}, warm {warm.get(key)}")
-        print(f"rerun from the store: {rerun:.1f} s ({stored})")
+        print(f"rerun from the store: {rerun:.1f} s, {quiet:.1f} s with --tb=no (without pytest's section for each "
+              f"failed sample) ({stored})")
         for executor in executors:
             shares = ", ".join(f"{name} {share:.0%}" for name, share in phase_shares(reports[executor]).items())
             print(f"{executor} phases: {shares}")
@@ -191,7 +199,7 @@ def main() -> None:
         for sample in reports["warm"]["samples"]:
             by_error[sample["error_type"] or "passed"] += sample["duration"]
         print("warm time by verdict: " + ", ".join(f"{kind} {seconds:.0f} s" for kind, seconds in by_error.most_common()))
-        resume(out, replay, args.workers, Path(scratch), count, reports["warm"])
+        resume(out, replay, args.workers, count, reports["warm"])
 
 
 if __name__ == "__main__":

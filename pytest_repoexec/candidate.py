@@ -8,6 +8,7 @@ the sample with an error type of its own, without running anything.
 from __future__ import annotations
 
 import ast
+import difflib
 import re
 import textwrap
 from dataclasses import dataclass
@@ -85,3 +86,13 @@ def dependency_share(problem: Problem, candidate: Candidate) -> float | None:
         return None
     used = syntax.body_identifiers(candidate.function) if candidate.function else set()
     return len(used & set(problem.dependencies)) / len(problem.dependencies)
+
+
+def candidate_diff(problem: Problem, candidate: Candidate) -> str | None:
+    """The candidate function against the reference, as a unified diff (what a person reads first when a
+    sample fails); None where there is no candidate function."""
+    if candidate.function is None:
+        return None
+    reference, written = (text.strip("\n").splitlines() for text in (problem.reference, candidate.function))
+    lines = difflib.unified_diff(reference, written, "reference", "candidate", n=2, lineterm="")
+    return "\n".join(lines) or None

@@ -28,8 +28,10 @@ def main(argv: list[str] | None = None) -> int:
     importing.add_argument("--outputs", type=Path, default=None,
                            help="for the Hugging Face form: a RepoExec data folder with the pickled outputs")
     importing.add_argument("--projects", default=None, help="comma-separated project folders to import (default all)")
-    commands.add_parser("setup", help="install bubblewrap with the system's package manager if it is missing, "
-                                      "and check that it can make a sandbox here")
+    setting_up = commands.add_parser("setup", help="install bubblewrap with the system's package manager if it is "
+                                                   "missing, and check that it can make a sandbox here")
+    setting_up.add_argument("--browser", action="store_true",
+                            help="also install Chromium, which the test suite uses to load the HTML report")
     comparing = commands.add_parser("compare", help="a leaderboard of runs (their JSON reports) on the problems "
                                                      "they share, pass@k with bootstrap intervals, paired differences")
     comparing.add_argument("runs", type=Path, nargs="+", metavar="RUN.json", help="reports from --repoexec-report")
@@ -39,28 +41,37 @@ def main(argv: list[str] | None = None) -> int:
     comparing.add_argument("--seed", type=int, default=0, help="seed of the resampling (default 0)")
     args = parser.parse_args(argv)
     if args.command == "setup":
-        return setup_command()
+        return setup_command(args.browser)
     if args.command == "compare":
         return compare_command(args.runs, args.format == "md", args.resamples, args.confidence, args.seed)
     return import_command(args.source, args.out, args.outputs, args.projects)
 
 
-_INSTALLS = {  # package manager -> the steps that install bubblewrap with it
-    "apt-get": [["apt-get", "update", "-qq"], ["apt-get", "install", "-y", "-qq", "bubblewrap"]],
-    "dnf": [["dnf", "install", "-y", "-q", "bubblewrap"]],
+_INSTALLERS = {  # package manager -> how it updates its index (or nothing), and how it installs packages
+    "apt-get": (["apt-get", "update", "-qq"], ["apt-get", "install", "-y", "-qq"]),
+    "dnf": (None, ["dnf", "install", "-y", "-q"]),
 }
+_PACKAGES = {"bwrap": "bubblewrap", "chromium": "chromium"}  # command -> the package that brings it (both managers)
 
 
-def setup_command() -> int:
-    """Install bubblewrap where apt-get (Debian, Ubuntu) or dnf (Fedora) can, then check that it works."""
-    if shutil.which("bwrap") is None:
+def setup_command(browser: bool = False) -> int:
+    """Install bubblewrap (and Chromium, with ``--browser``) where apt-get (Debian, Ubuntu) or dnf (Fedora) can,
+    then check that bubblewrap works."""
+    missing = [_PACKAGES[name] for name in ("bwrap", *(["chromium"] if browser else []))
+               if shutil.which(name) is None and not (name == "chromium" and shutil.which("chromium-browser"))]
+    if missing:
         root = os.geteuid() == 0
         if not root and shutil.which("sudo") is None:
-            print(f"repoexec setup: bubblewrap is missing and this user cannot install it; {INSTALL_HINT}",
+            print(f"repoexec setup: {', '.join(missing)} missing and this user cannot install it; {INSTALL_HINT}",
                   file=sys.stderr)
             return 1
-        manager = next((name for name in _INSTALLS if shutil.which(name)), None)
-        for step in _INSTALLS.get(manager, []):
+        manager = next((name for name in _INSTALLERS if shutil.which(name)), None)
+        if manager is None:
+            print(f"repoexec setup: no apt-get or dnf here to install {', '.join(missing)}; {INSTALL_HINT}",
+                  file=sys.stderr)
+            return 1
+        update, install = _INSTALLERS[manager]
+        for step in [*([update] if update else []), install + missing]:
             print(f"repoexec setup: {' '.join(step)}")
             environment = os.environ | {"DEBIAN_FRONTEND": "noninteractive"}
             if subprocess.run([*([] if root else ["sudo"]), *step], env=environment).returncode:
@@ -72,6 +83,8 @@ def setup_command() -> int:
         print(f"repoexec setup: {problem}; {INSTALL_HINT}", file=sys.stderr)
         return 1
     print(f"repoexec setup: bubblewrap at {shutil.which('bwrap')} makes sandboxes here")
+    if browser:
+        print(f"repoexec setup: chromium at {shutil.which('chromium') or shutil.which('chromium-browser')}")
     return 0
 
 

@@ -7,7 +7,8 @@ import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from .candidate import Candidate, candidate_module, dependency_share, make_candidate, module_syntax_error
+from .candidate import (Candidate, candidate_diff, candidate_module, dependency_share, make_candidate,
+                        module_syntax_error)
 from .environment import ProjectEnv
 from .executor import Executor, RunOptions, SampleRun, module_file
 from .problem import Problem
@@ -86,6 +87,7 @@ def _judged(problem: Problem, sample: int, candidate: Candidate, run: SampleRun 
         error_log=error_log,
         tr_measured=not (fail_fast and error_type is not None),
         phases=run.phases if run else {},
+        diff=candidate_diff(problem, candidate),
     )
     durations = {test.name: test.duration for test in run.tests} if run else None
     return Evaluation(result, candidate, run, durations)

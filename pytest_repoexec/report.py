@@ -47,13 +47,20 @@ class Collector:
                 terminalreporter.write_sep(*line)
             else:
                 terminalreporter.write_line(line)
-        if self.settings.report is not None:
-            terminalreporter.write_line(f"report: {self.settings.report}")
+        for path in (self.settings.report, self.settings.html):
+            if path is not None:
+                terminalreporter.write_line(f"report: {path}")
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         document = self.document()
-        if self.settings.report is not None and document is not None:
+        if document is None:
+            return
+        if self.settings.report is not None:
             _write_json(self.settings.report, document)
+        if self.settings.html is not None:
+            from .htmlreport import write_html  # matplotlib and the template load only when a page is asked for
+
+            write_html(self.settings.html, document)
 
     def sandbox_line(self) -> list[str]:
         """Said first when candidates ran unconfined."""

@@ -33,6 +33,7 @@ class SampleResult:
     store: str | None = None  # "read" (its verdict came from the result store), "evaluated", or "replaced"
     #   (evaluated, where the store held an entry that could not be read); None when nothing was run
     phases: dict[str, float] = field(default_factory=dict)  # seconds the run spent in each phase (executor.SampleRun)
+    diff: str | None = None  # the candidate against the reference, as a unified diff; None without a candidate
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON types only: the error type as its string."""

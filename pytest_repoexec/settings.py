@@ -37,6 +37,8 @@ def add_options(parser: pytest.Parser) -> None:
     group.addoption("--repoexec-cache", default=None, metavar="DIR",
                     help="where project sources and virtualenvs are kept (default: the user cache folder)")
     group.addoption("--repoexec-report", default=None, metavar="PATH", help="write metrics and samples as JSON")
+    group.addoption("--repoexec-html", default=None, metavar="PATH",
+                    help="write the run as one self-contained HTML page: settings, metrics, plots, every sample")
     group.addoption("--repoexec-timeout", type=float, default=5.0, metavar="SECONDS",
                     help="limit for each inner test (default 5)")
     group.addoption("--repoexec-sample-timeout", type=float, default=120.0, metavar="SECONDS",
@@ -87,6 +89,7 @@ class Settings:
     samples: int | None  # at most this many samples per problem; None: what the generator gives
     cache: Path
     report: Path | None  # the JSON report, absolute
+    html: Path | None  # the HTML report, absolute
     test_timeout: float
     sample_timeout: float
     debug_rounds: int
@@ -122,7 +125,7 @@ class Settings:
         for name in ("repoexec_timeout", "repoexec_sample_timeout", "repoexec_min_timeout"):
             if option(name) <= 0:
                 raise pytest.UsageError(f"--{name.replace('_', '-')} must be more than 0 seconds")
-        cache, report = option("repoexec_cache"), option("repoexec_report")
+        cache, report, html = option("repoexec_cache"), option("repoexec_report"), option("repoexec_html")
         workers = option("numprocesses", None)
         return cls(
             mode=_mode(config),
@@ -130,6 +133,7 @@ class Settings:
             samples=samples,
             cache=Path(cache).resolve() if cache else default_cache_dir(),
             report=Path(config.invocation_params.dir, report) if report else None,
+            html=Path(config.invocation_params.dir, html) if html else None,
             test_timeout=option("repoexec_timeout"),
             sample_timeout=option("repoexec_sample_timeout"),
             debug_rounds=rounds,
@@ -188,6 +192,8 @@ def _mode(config: pytest.Config) -> Mode:
         scoring.append(f"--repoexec-model={config.getoption('repoexec_model')}")
     if config.getoption("repoexec_debug_rounds"):
         scoring.append(f"--repoexec-debug-rounds={config.getoption('repoexec_debug_rounds')}")
+    if config.getoption("repoexec_html"):
+        scoring.append(f"--repoexec-html={config.getoption('repoexec_html')}")
     if len(chosen) == 2:
         raise pytest.UsageError(
             "--repoexec-validate and --repoexec-fix-assertions cannot be used together: "
@@ -196,7 +202,7 @@ def _mode(config: pytest.Config) -> Mode:
     if chosen and scoring:
         raise pytest.UsageError(
             f"{chosen[0]} and {scoring[0]} cannot be used together: {chosen[0]} checks the problems' "
-            "references, and takes no model and no debugging rounds"
+            "references: it takes no model and no debugging rounds, and has no samples for an HTML page"
         )
     if not chosen:
         return Mode.SCORE

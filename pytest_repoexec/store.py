@@ -80,21 +80,34 @@ class ResultStore:
         if problem.manifest not in self._problems:
             self._problems[problem.manifest] = problem_digest(problem)
         fields = {"engine": engine_digest(), "environment": environment, "problem": self._problems[problem.manifest],
-                  "module": module, "variant": dict(variant), **self.context}
+                  "module": hashlib.sha256(module.encode("utf-8")).hexdigest(), "variant": dict(variant), **self.context}
         return hashlib.sha256(json.dumps(fields, sort_keys=True).encode("utf-8")).hexdigest()
 
     @contextlib.contextmanager
     def slot(self, key: str) -> Iterator[Slot]:
+        """The key's entry. One that reads is read without the lock (entries are written whole, with a rename);
+        otherwise the lock is held while the caller evaluates and puts, so that a module is run once."""
         path = self.folder / key[:2] / f"{key}.json"
+        if not self.fresh:
+            stored, durations = _read(path)
+            if stored is not None:
+                yield Slot(path, stored, False, durations)
+                return
         path.parent.mkdir(parents=True, exist_ok=True)
         with FileLock(str(path) + ".lock"):
-            stored, unreadable, durations = None, False, None
+            stored, durations, unreadable = None, None, False
             if path.exists() and not self.fresh:
-                try:
-                    entry = json.loads(path.read_text(encoding="utf-8"))
-                    if entry.get("layout") != LAYOUT or not isinstance(entry.get("result"), dict):
-                        raise ValueError(f"layout {entry.get('layout')!r}")
-                    stored, durations = entry["result"], entry.get("durations")
-                except (OSError, ValueError, AttributeError):
-                    unreadable = True
+                stored, durations = _read(path)
+                unreadable = stored is None
             yield Slot(path, stored, unreadable, durations)
+
+
+def _read(path: Path) -> tuple[dict[str, Any] | None, dict[str, float] | None]:
+    """(result, durations) of an entry, or (None, None) where there is none or it cannot be read."""
+    try:
+        entry = json.loads(path.read_text(encoding="utf-8"))
+        if entry.get("layout") != LAYOUT or not isinstance(entry.get("result"), dict):
+            raise ValueError(f"layout {entry.get('layout')!r}")
+    except (OSError, ValueError, AttributeError):
+        return None, None
+    return entry["result"], entry.get("durations")

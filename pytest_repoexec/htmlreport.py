@@ -1,0 +1,107 @@
+"""``--repoexec-html=PATH``: a scoring run as one self-contained HTML page, made from the same document as the
+JSON report (``report.ResultsCollector.document``), so that the page never shows what the JSON does not hold.
+
+The page needs no network and no script: styles are inline, the plots are inline SVG (``plots``), and each
+problem's samples fold open with ``<details>``. The layout lives in a Jinja template
+(``templates/report.html.j2``); this module only shapes the data for it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+from . import plots
+from .report import percent
+
+_TEMPLATES = jinja2.Environment(
+    loader=jinja2.PackageLoader("pytest_repoexec", "templates"),
+    autoescape=jinja2.select_autoescape(default=True),
+    trim_blocks=True,
+    lstrip_blocks=True,
+    undefined=jinja2.StrictUndefined,  # a name the template uses and the data lacks is an error, not a blank
+)
+_SETTINGS = (  # what a reader asks first about a run, in this order: (label, option)
+    ("generator", "repoexec_model"), ("prompt", "repoexec_prompt"), ("context", "repoexec_context"),
+    ("samples per problem", "repoexec_n"), ("temperature", "repoexec_temperature"), ("top-p", "repoexec_top_p"),
+    ("max tokens", "repoexec_max_tokens"), ("debugging rounds", "repoexec_debug_rounds"),
+    ("executor", "repoexec_executor"), ("test timeout (s)", "repoexec_timeout"),
+)
+
+
+def write_html(path: Path, document: dict[str, Any]) -> None:
+    """The page for ``document``, written whole or not at all."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(path.name + ".partial")
+    partial.write_text(render_html(document), encoding="utf-8")
+    os.replace(partial, path)
+
+
+def render_html(document: dict[str, Any]) -> str:
+    samples = document["samples"]
+    by_problem: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for sample in samples:
+        by_problem[sample["problem"]].append(sample)
+    rounds = (document.get("debugging") or {}).get("rounds") or []
+    charts = [("pass@k by project", plots.pass_at_k_by_project(document["projects"]))]
+    if document["errors"]:
+        charts.append(("failed samples by error type", plots.failures_by_error(document["errors"])))
+    points = [(_mean([s["dir"] for s in group]), sum(s["passed"] for s in group) / len(group))
+              for group in by_problem.values() if any(s["dir"] is not None for s in group)]
+    if points:
+        charts.append(("DIR against pass, one point per problem", plots.dir_against_pass(points)))
+    if rounds:
+        charts.append(("pass@1 and DIR per debugging round", plots.rounds(rounds)))
+    settings = document["settings"]
+    return _TEMPLATES.get_template("report.html.j2").render(
+        title=f"repoexec: {document['model']}",
+        settings=[(label, settings.get(option)) for label, option in _SETTINGS if settings.get(option) is not None]
+        + [("engine", f"pytest-repoexec {document['engine']['version']} ({document['engine']['code']})"),
+           ("sandbox", document["sandbox"])],
+        options=sorted(settings.items()),
+        table=_table(document),
+        charts=charts,
+        rounds=rounds,
+        store=document["store"],
+        problems=[_problem(name, group) for name, group in sorted(by_problem.items())],
+        known_failures=len({s["problem"] for s in document["known_failures"]}),
+        not_run=document["not_run"],
+        percent=percent,
+    )
+
+
+def _table(document: dict[str, Any]) -> list[list[str]]:
+    """Rows of the metrics table: each project, then the whole run."""
+    rows = [[name, str(entry["problems"]), str(entry["samples"]), *_metrics(entry)]
+            for name, entry in document["projects"].items()]
+    problems = sum(entry["problems"] for entry in document["projects"].values())
+    return [*rows, ["all", str(problems), str(len(document["samples"])), *_metrics(document["metrics"])]]
+
+
+def _metrics(metrics: dict[str, Any]) -> list[str]:
+    return [percent(metrics.get(name)) for name in ("pass@1", "pass@5", "pass@10", "DIR", "TR")]
+
+
+def _problem(name: str, samples: list[dict[str, Any]]) -> dict[str, Any]:
+    return {
+        "name": name,
+        "anchor": "p-" + "".join(c if c.isalnum() else "-" for c in name),
+        "passed": sum(s["passed"] for s in samples),
+        "samples": [sample | {"diff_lines": _diff_lines(sample.get("diff"))} for sample in samples],
+    }
+
+
+def _diff_lines(diff: str | None) -> list[tuple[str, str]]:
+    """(kind, line) for each line of a unified diff: kind is the CSS class that colours it."""
+    kinds = {"+": "added", "-": "removed", "@": "hunk"}
+    return [("file" if line.startswith(("+++", "---")) else kinds.get(line[:1], "same"), line)
+            for line in (diff or "").splitlines()]
+
+
+def _mean(values: list[float | None]) -> float:
+    present = [value for value in values if value is not None]
+    return sum(present) / len(present) if present else 0.0
