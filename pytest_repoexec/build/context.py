@@ -1,0 +1,248 @@
+"""A picked function's dependency context (``prompt.context.full``), as the paper builds it.
+
+The focal module's imports come first (top-level ones, and top-level ``try``/``if`` blocks of imports), then the
+definitions the function's body uses, with their bodies: cross-file ones first, in the order of the imports
+that bring them (``from pkg.x import y`` and relative imports of the project, followed through re-exports and
+``from .x import *``; ``import pkg.x as m`` for ``m.y``), then in-file ones in module order. A method also
+gets its class, without itself and without the methods it does not use (``__init__`` stays). A name the
+function only reads as an attribute (``obj.name``) or a keyword (``f(name=1)``) is not a use. The engine
+derives the medium and small contexts and the DIR dependencies from this text (``syntax.strip_bodies``,
+``syntax.dependencies``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from tree_sitter import Node
+
+from ..syntax import _IMPORTS, _parse, _unwrap, _walk
+from .functions import Function, definitions
+
+_FOLLOWED = 5  # re-exports followed at most this deep
+_BLANK_RUNS = re.compile(r"\n(?:[ \t]*\n){2,}")
+
+
+@dataclass(frozen=True)
+class _Binding:
+    """A name bound by a module-level import: from which module (absolute, dotted), under which name there."""
+
+    module: str
+    name: str | None  # None: the module itself (``import a.b as m``)
+    position: tuple[int, int]  # the import's offset and the name's place in it: the context's order
+
+
+class Modules:
+    """The project's modules under its import root, parsed once each."""
+
+    def __init__(self, import_root: Path) -> None:
+        self.root = import_root
+        self._parsed: dict[str, tuple[bytes, Node] | None] = {}
+
+    def file(self, module: str) -> Path | None:
+        base = self.root.joinpath(*module.split("."))
+        return next((path for path in (base.with_suffix(".py"), base / "__init__.py") if path.is_file()), None)
+
+    def tree(self, module: str) -> tuple[bytes, Node] | None:
+        if module not in self._parsed:
+            path = self.file(module)
+            self._parsed[module] = _parse(path.read_text(encoding="utf-8", errors="replace")) if path else None
+        return self._parsed[module]
+
+    def is_package(self, module: str) -> bool:
+        path = self.file(module)
+        return path is not None and path.name == "__init__.py"
+
+
+def full_context(modules: Modules, function: Function) -> str:
+    """The dependency context of ``function``: imports, then cross-file and in-file definitions it uses."""
+    data, root = modules.tree(function.module)
+    qualname = function.qualname
+    outer, node = next((outer, node) for name, outer, node in definitions(root) if name == qualname)
+    top = next(statement for statement in root.named_children if statement.start_byte <= outer.start_byte
+               and outer.end_byte <= statement.end_byte)
+    used, attributes = free_names(node)
+    statements = root.named_children
+    imports = [s for s in statements if s.type in _IMPORTS or _import_block(s)]
+    own = _top_level_bindings(statements)
+    bindings = _import_bindings(modules, function.module, statements)
+
+    cross: list[tuple[tuple[int, int], str]] = []
+    in_file: list[tuple[int, str]] = []
+    class_name = qualname.split(".")[0] if "." in qualname else None
+    for name in used:
+        if name == class_name or own.get(name) == top:
+            continue
+        if name in own and own[name].type not in _IMPORTS:
+            in_file.append((own[name].start_byte, _text(own[name])))
+        elif name in bindings:
+            binding = bindings[name]
+            if binding.name is None:
+                cross += [(binding.position, text) for attribute in sorted(attributes.get(name, ()))
+                          if (text := _definition_in(modules, binding.module, attribute))]
+            elif text := _definition_in(modules, binding.module, binding.name):
+                cross.append((binding.position, text))
+        elif text := _star_definition(modules, function.module, statements, name):
+            cross.append(text)
+    if class_name:
+        in_file.append((top.start_byte, _class_without(data, top, outer, attributes)))
+    parts = ["\n".join(_text(s) for s in imports)] if imports else []
+    parts += list(dict.fromkeys(text for _, text in sorted(cross, key=lambda pair: pair[0]) + sorted(in_file)))
+    return "\n\n\n".join(parts) + "\n" if parts else ""
+
+
+def free_names(function: Node) -> tuple[list[str], dict[str, set[str]]]:
+    """The names a function's body reads (in order of first use), and the attributes read on each name
+    (``self.x``, ``m.f``). Attribute names and keyword-argument names are not names read."""
+    body = function.child_by_field_name("body")
+    names: dict[str, None] = {}
+    attributes: dict[str, set[str]] = {}
+    for node in _walk(body) if body else ():
+        if node.type == "attribute":
+            owner, attribute = node.child_by_field_name("object"), node.child_by_field_name("attribute")
+            if owner is not None and owner.type == "identifier" and attribute is not None:
+                attributes.setdefault(_text(owner), set()).add(_text(attribute))
+        if node.type != "identifier":
+            continue
+        parent = node.parent
+        if parent.type == "attribute" and parent.child_by_field_name("attribute") == node:
+            continue
+        if parent.type == "keyword_argument" and parent.child_by_field_name("name") == node:
+            continue
+        names[_text(node)] = None
+    return list(names), attributes
+
+
+def _text(node: Node) -> str:
+    return node.text.decode("utf-8")
+
+
+def _import_block(statement: Node) -> bool:
+    """A top-level ``try``/``if`` that only imports (``try: import simplejson as json except ImportError: ...``)."""
+    if statement.type not in ("try_statement", "if_statement"):
+        return False
+    inner = [node for node in _walk(statement) if node.type.endswith("statement") and node != statement]
+    simple = ("pass_statement", "expression_statement", "raise_statement", *_IMPORTS)
+    return any(node.type in _IMPORTS for node in inner) and all(node.type in simple for node in inner)
+
+
+def _top_level_bindings(statements: list[Node]) -> dict[str, Node]:
+    """Name -> the module-level statement that binds it last (definitions, assignments, imports)."""
+    bound: dict[str, Node] = {}
+    for statement in statements:
+        for name in _bound_names(statement):
+            bound[name] = statement
+    return bound
+
+
+def _bound_names(statement: Node) -> Iterator[str]:
+    definition = _unwrap(statement)
+    if definition.type in ("function_definition", "class_definition"):
+        name = definition.child_by_field_name("name")
+        if name is not None:
+            yield _text(name)
+    elif statement.type == "expression_statement" and statement.named_children:
+        assignment = statement.named_children[0]
+        while assignment.type == "assignment":
+            left = assignment.child_by_field_name("left")
+            if left is not None:
+                yield from (_text(node) for node in _walk(left) if node.type == "identifier"
+                            and node.parent.type in ("pattern_list", "tuple_pattern", "assignment"))
+            assignment = assignment.child_by_field_name("right") or statement
+    elif statement.type in _IMPORTS:
+        yield from (binding for binding in _imported_names(statement))
+
+
+def _imported_names(statement: Node) -> Iterator[str]:
+    for name in statement.children_by_field_name("name"):
+        if name.type == "aliased_import":
+            yield _text(name.child_by_field_name("alias"))
+        else:
+            yield _text(name).split(".")[0] if statement.type == "import_statement" else _text(name)
+
+
+def _absolute(modules: Modules, module: str, target: Node) -> str:
+    """The absolute module an import's ``module_name`` names, relative imports resolved against ``module``."""
+    if target.type != "relative_import":
+        return _text(target)
+    dots = len(_text(target)) - len(_text(target).lstrip("."))
+    rest = _text(target).lstrip(".")
+    package = module.split(".") if modules.is_package(module) else module.split(".")[:-1]
+    base = package[: len(package) - (dots - 1)] if dots > 1 else package
+    return ".".join([*base, *([rest] if rest else [])])
+
+
+def _import_bindings(modules: Modules, module: str, statements: list[Node]) -> dict[str, _Binding]:
+    """The names the module's top-level imports bind to modules of the project (others are not followed)."""
+    bindings: dict[str, _Binding] = {}
+    for position, statement in enumerate(statements):
+        if statement.type == "import_from_statement":
+            source = _absolute(modules, module, statement.child_by_field_name("module_name"))
+            if modules.file(source) is None:
+                continue
+            for index, name in enumerate(statement.children_by_field_name("name")):
+                original = name.child_by_field_name("name") if name.type == "aliased_import" else name
+                alias = name.child_by_field_name("alias") if name.type == "aliased_import" else name
+                bindings[_text(alias)] = _Binding(source, _text(original), (statement.start_byte, index))
+        elif statement.type == "import_statement":
+            for index, name in enumerate(statement.children_by_field_name("name")):
+                if name.type == "aliased_import" and modules.file(_text(name.child_by_field_name("name"))):
+                    bindings[_text(name.child_by_field_name("alias"))] = _Binding(
+                        _text(name.child_by_field_name("name")), None, (statement.start_byte, index))
+    return bindings
+
+
+def _definition_in(modules: Modules, module: str, name: str, depth: int = 0) -> str | None:
+    """The text of ``name``'s module-level definition in ``module``, following re-exports of the project."""
+    parsed = modules.tree(module)
+    if parsed is None or depth > _FOLLOWED:
+        return None
+    statements = parsed[1].named_children
+    statement = _top_level_bindings(statements).get(name)
+    if statement is not None and statement.type not in _IMPORTS:
+        return _text(statement)
+    binding = _import_bindings(modules, module, statements).get(name)
+    if binding is not None and binding.name is not None:
+        return _definition_in(modules, binding.module, binding.name, depth + 1)
+    return None
+
+
+def _star_definition(
+    modules: Modules, module: str, statements: list[Node], name: str
+) -> tuple[tuple[int, int], str] | None:
+    """``name``'s definition in a project module that ``module`` star-imports, with the import's position."""
+    for statement in statements:
+        if statement.type == "import_from_statement" and any(c.type == "wildcard_import" for c in statement.children):
+            source = _absolute(modules, module, statement.child_by_field_name("module_name"))
+            text = _definition_in(modules, source, name) if modules.file(source) else None
+            if text:
+                return (statement.start_byte, 0), text
+    return None
+
+
+def _class_without(data: bytes, klass: Node, target: Node, attributes: dict[str, set[str]]) -> str:
+    """A method's class (top-level statement) without the method itself and without the methods it does not
+    reach through ``self``, ``cls`` or the class's name; ``__init__`` and everything but methods stay."""
+    definition = _unwrap(klass)
+    name = _text(definition.child_by_field_name("name"))
+    reached = attributes.get("self", set()) | attributes.get("cls", set()) | attributes.get(name, set())
+    cuts = [target]
+    body = definition.child_by_field_name("body")
+    for member in body.named_children if body else ():
+        method = _unwrap(member)
+        if method.type == "function_definition" and member != target:
+            method_name = _text(method.child_by_field_name("name"))
+            if method_name != "__init__" and method_name not in reached:
+                cuts.append(member)
+    pieces, at = [], klass.start_byte
+    for cut in sorted(cuts, key=lambda node: node.start_byte):
+        line_start = cut.start_byte - cut.start_point.column
+        pieces.append(data[at:line_start])
+        at = cut.end_byte
+    pieces.append(data[at:klass.end_byte])
+    text = b"".join(pieces).decode("utf-8")
+    text = _BLANK_RUNS.sub("\n\n", text).rstrip()
+    return text + "\n    pass" if text.endswith(":") else text

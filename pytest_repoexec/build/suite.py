@@ -1,0 +1,142 @@
+"""The project's own test suite, run once under coverage, mapped to the functions whose bodies it runs.
+
+The run is the engine's kind of run: the project's virtualenv (from ``Environments``), the project tree as
+a sample sees it (links into the cached source, so a test that writes where it lies fails here as it would
+there), the source root as rootdir and working directory, the project's conftest files and pytest
+configuration (its ``addopts`` dropped: they name plugins and options this run does not have), no plugin
+auto-loading, a fixed environment, and bubblewrap unless ``--sandbox=none`` (then a subprocess on the host,
+over a tree of links in a scratch folder). Each test's call phase is a coverage context; a test that does not
+pass here, with every reference in place, is no test of anything.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..environment import ProjectEnv
+from ..executor import sample_tree
+from ..sandbox import HOME, SAMPLE, Bubblewrap, Sandbox, View, python_home
+from . import BuildError
+from .functions import Function
+
+PLUGIN = Path(__file__).with_name("repoexec_suite.py")
+_PLUGIN_AT = Path("/repoexec/suite")  # where the plugin's folder is bound inside the sandbox
+_ENVIRONMENT = {"LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "TZ": "UTC", "PYTHONHASHSEED": "0",
+                "PYTHONDONTWRITEBYTECODE": "1", "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+_TMPFS = 1 << 30  # what the whole suite may write
+
+
+@dataclass(frozen=True)
+class SuiteSettings:
+    test_timeout: float = 5.0  # each test, as the engine's --repoexec-timeout
+    timeout: float = 900.0  # the whole suite
+    max_tests: int = 50  # tests kept per function
+
+
+@dataclass
+class SuiteRun:
+    outcomes: dict[str, str]  # node id -> passed, failed, skipped, xfail
+    durations: dict[str, float]
+    lines: dict[str, dict[str, list[int]]]  # file (relative to the source root) -> node id -> lines its call ran
+    collect_errors: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+    @property
+    def passed(self) -> set[str]:
+        return {test for test, outcome in self.outcomes.items() if outcome == "passed"}
+
+
+def has_tests(source_root: Path) -> bool:
+    """Whether the project ships a test module (``test_*.py`` or ``*_test.py``) anywhere in its tree."""
+    return any(name.startswith("test_") or name.endswith("_test.py")
+               for _, _, files in os.walk(source_root) for name in files if name.endswith(".py"))
+
+
+def run_suite(env: ProjectEnv, functions: Iterable[Function], sandbox: Sandbox, settings: SuiteSettings) -> SuiteRun:
+    """Run the project's suite once, measuring the picked functions' files; a ``BuildError`` when it cannot
+    be collected at all or runs past its time."""
+    project = env.project.name
+    files = sorted({function.path for function in functions})
+    confined = isinstance(sandbox, Bubblewrap)
+    with tempfile.TemporaryDirectory(prefix="repoexec-suite-") as scratch:
+        plugin_folder = Path(scratch, "plugin")
+        plugin_folder.mkdir()
+        shutil.copy2(PLUGIN, plugin_folder / PLUGIN.name)
+        root = Path(SAMPLE) if confined else Path(scratch, "root")
+        home, tmp = (Path(HOME), Path("/tmp")) if confined else (Path(scratch, "home"), Path(scratch, "tmp"))
+        if not confined:
+            home.mkdir(), tmp.mkdir()
+        seen_plugin = _PLUGIN_AT if confined else plugin_folder
+        source = env.source_root.resolve()
+        results = os.memfd_create("repoexec-suite")
+        argv = [str(env.python), "-m", "pytest", "-p", "repoexec_suite", "-p", "pytest_timeout",
+                f"--timeout={settings.test_timeout}", f"--rootdir={root}", "-o", "addopts=",
+                "-o", "required_plugins=", "-p", "no:cacheprovider", "-q", "--color=no",
+                "--continue-on-collection-errors", f"--repoexec-suite-fd={results}",
+                *(f"--repoexec-suite-include={source / path}" for path in files)]
+        python_path = [str(seen_plugin)]
+        if env.project.import_root != ".":
+            python_path.append(str(root / env.project.import_root))
+        environment = _ENVIRONMENT | {
+            "HOME": str(home), "TMPDIR": str(tmp), "PYTHONPATH": os.pathsep.join(python_path),
+            "PATH": f"{env.python.parent}{os.pathsep}/usr/local/bin:/usr/bin:/bin",
+        }
+        binds = [python_home(env.python), env.python.parent.parent, *([env.runtime] if env.runtime else []), source]
+        view = View(tree=sample_tree(source, {}), tree_at=root, workdir=root, tmpfs_bytes=_TMPFS,
+                    binds=tuple(dict.fromkeys([*((path, path) for path in binds), (plugin_folder, _PLUGIN_AT)])))
+        wrapped, fds = sandbox.wrap(view, argv)
+        started = time.monotonic()
+        try:
+            process = subprocess.Popen(wrapped, cwd=None if confined else root, env=environment,
+                                       stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                       start_new_session=True, pass_fds=(results, *fds))
+        finally:
+            for fd in fds:
+                os.close(fd)
+        try:
+            output, _ = process.communicate(timeout=settings.timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.communicate()
+            os.close(results)
+            raise BuildError(project, "running the test suite", f"it ran past {settings.timeout:g} s "
+                             "(--suite-timeout)") from None
+        os.lseek(results, 0, os.SEEK_SET)
+        with os.fdopen(results, "rb") as handle:
+            document = handle.read()
+    seconds = time.monotonic() - started
+    tail = output.decode("utf-8", "replace").strip()[-3000:]
+    if not document:
+        raise BuildError(project, "running the test suite", f"pytest ended without results (exit status "
+                         f"{process.returncode}):\n{tail}")
+    data = json.loads(document)
+    if not data["outcomes"]:
+        errors = "\n".join(data["collect_errors"][:10]) or tail
+        raise BuildError(project, "collecting the test suite", f"no test could be collected and run:\n{errors}")
+    lines = {}
+    for filename, by_test in data["lines"].items():
+        path = Path(filename)
+        relative = path.relative_to(source) if path.is_relative_to(source) else None
+        if relative is not None:
+            lines[relative.as_posix()] = by_test
+    return SuiteRun(data["outcomes"], data["durations"], lines, data["collect_errors"], seconds)
+
+
+def tests_of(function: Function, run: SuiteRun, limit: int) -> list[str]:
+    """The passing tests whose call phase ran a line of the function's body, at most ``limit``: those that
+    name the function first, then the fastest; returned in node-id order."""
+    first, last = function.body_lines
+    passed = run.passed
+    found = [test for test, lines in run.lines.get(function.path, {}).items()
+             if test in passed and any(first <= line <= last for line in lines)]
+    ranked = sorted(found, key=lambda test: (function.name not in test, run.durations.get(test, 0.0), test))
+    return sorted(ranked[:limit])
