@@ -1,6 +1,7 @@
 """A small repository with its own test suite, written by the build tests: documented functions with in-file
 and cross-file dependencies, a class, functions each build step must leave out for a reason of its own, a
-conftest.py fixture, a test that fails with the reference and a function only a fixture's set-up runs."""
+conftest.py fixture, a re-exported cross-file dependency, a test that fails with the reference and a function
+only a fixture's set-up runs."""
 
 from __future__ import annotations
 
@@ -27,10 +28,18 @@ def _private_helper(amount):
     doubled = amount * 2
     return doubled
 ''',
+    "tally/fmt/__init__.py": "from .text import shout\n",
+    "tally/fmt/text.py": '''\
+def shout(text):
+    """The text in capitals, with an exclamation mark."""
+    loud = text.upper()
+    return loud + "!"
+''',
     "tally/core.py": '''\
 import math
 import os
 from .units import FACTOR, to_cents
+from .fmt import shout
 
 SEPARATOR = ", "
 UNUSED = 1
@@ -46,6 +55,12 @@ def describe(amounts):
     """The amounts in cents, then the whole units of their total in brackets."""
     parts = [str(to_cents(amount)) for amount in amounts]
     return SEPARATOR.join(parts) + " (" + str(math.floor(total(amounts) / FACTOR)) + ")"
+
+
+def headline(amounts):
+    """The total as a headline."""
+    text = "total " + str(total(amounts))
+    return shout(text)
 
 
 def undocumented(value):
@@ -112,11 +127,19 @@ def account():
     "tests/test_core.py": '''\
 import pytest
 
-from tally.core import describe, doubled, total
+from tally.core import describe, doubled, headline, total
 
 
 def test_total():
     assert total([1, 2.5]) == 350
+
+
+def test_total_wrong():
+    assert total([1]) == 1
+
+
+def test_headline():
+    assert headline([1]) == "TOTAL 100!"
 
 
 @pytest.mark.parametrize("amounts, expected", [([1], "100 (1)"), ([1, 2], "100, 200 (3)")])

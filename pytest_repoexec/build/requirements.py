@@ -26,7 +26,7 @@ _FILES = ("requirements-test*.txt", "requirements_test*.txt", "requirements-dev.
           "requirements/test*.txt", "test-requirements.txt", "tests/requirements.txt")
 
 
-def test_extras(root: Path) -> list[str]:
+def extras_for_tests(root: Path) -> list[str]:
     """The extras named like tests that the project declares (an sdist's PKG-INFO, pyproject, setup.cfg)."""
     declared = set(_pyproject(root).get("project", {}).get("optional-dependencies", {}))
     declared |= set(_setup_cfg_extras(root))

@@ -116,7 +116,7 @@ def run_suite(env: ProjectEnv, functions: Iterable[Function], sandbox: Sandbox, 
     seconds = time.monotonic() - started
     tail = output.decode("utf-8", "replace").strip()[-3000:]
     if not document:
-        raise BuildError(project, "running the test suite", f"pytest ended without results (exit status "
+        raise BuildError(project, "collecting the test suite", f"pytest ended before any test ran (exit status "
                          f"{process.returncode}):\n{tail}")
     data = json.loads(document)
     if not data["outcomes"]:

@@ -1,0 +1,74 @@
+"""The built problems through the engine's admission gate, as a user would run it: ``pytest DIR
+--repoexec-validate`` in a subprocess, its JSON report read back. Admitted problems stay; the others move to
+``DIR/rejected/<problem>``, with the gate's reasons in ``rejected.toml`` beside their manifest, where
+``pytest DIR`` does not collect them (``rejected/conftest.py``)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import tomli_w
+
+from . import BuildError
+
+REJECTED = "rejected"
+_IGNORE_ALL = ('"""Problems the admission gate rejected (see each rejected.toml): kept for reading, never '
+               'collected."""\n\ncollect_ignore_glob = ["*"]\n')
+
+
+@dataclass
+class GateOutcome:
+    verdicts: dict[str, dict[str, Any]]  # problem folder name -> the gate's entry (passed, reasons, figures)
+    summary: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def admitted(self) -> list[str]:
+        return sorted(name for name, entry in self.verdicts.items() if entry.get("passed"))
+
+
+def run_gate(project: Path, cache: Path, sandbox: str, workers: int, options: list[str], timeout: float) -> GateOutcome:
+    """The gate's verdict on every problem of ``project``; a problem the gate could not check is rejected
+    with the reason it gives."""
+    with tempfile.TemporaryDirectory(prefix="repoexec-gate-") as scratch:
+        report = Path(scratch, "gate.json")
+        command = [sys.executable, "-m", "pytest", str(project), "--repoexec-validate", f"--repoexec-report={report}",
+                   f"--repoexec-cache={cache}", f"--repoexec-sandbox={sandbox}", "-p", "no:cacheprovider", "-q",
+                   "--color=no", *(["-n", str(workers)] if workers > 1 else []), *options]
+        try:
+            done = subprocess.run(command, capture_output=True, text=True, timeout=timeout, cwd=project.parent)
+        except subprocess.TimeoutExpired:
+            raise BuildError(project.name, "admission gate", f"it ran past {timeout:g} s (--gate-timeout)") from None
+        if not report.is_file():
+            tail = (done.stdout + done.stderr).strip()[-3000:]
+            raise BuildError(project.name, "admission gate", f"pytest wrote no report (exit status "
+                             f"{done.returncode}):\n{tail}")
+        document = json.loads(report.read_text(encoding="utf-8"))
+    verdicts = {entry["problem"].split("/", 1)[1]: entry for entry in document.get("problems", [])}
+    for entry in document.get("not_checked", []):
+        name = entry["item"].split("::")[0].rstrip("/").split("/")[-2]  # .../<problem>/problem.toml
+        verdicts.setdefault(name, {"passed": False, "reasons": [f"not checked: {entry['reason'].strip()}"]})
+    return GateOutcome(verdicts, document.get("summary", {}))
+
+
+def set_rejected_aside(project: Path, outcome: GateOutcome, written: list[str]) -> list[str]:
+    """Move every written problem the gate did not admit to ``rejected/``; the names moved."""
+    moved = []
+    for name in written:
+        entry = outcome.verdicts.get(name, {"passed": False, "reasons": ["the gate gave no verdict"]})
+        if entry.get("passed"):
+            continue
+        target = project / REJECTED / name
+        target.parent.mkdir(exist_ok=True)
+        (target.parent / "conftest.py").write_text(_IGNORE_ALL, encoding="utf-8")
+        shutil.move(project / name, target)
+        (target / "rejected.toml").write_text(tomli_w.dumps({"reasons": list(entry.get("reasons", []))}),
+                                              encoding="utf-8")
+        moved.append(name)
+    return moved

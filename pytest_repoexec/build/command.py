@@ -1,0 +1,88 @@
+"""The ``build`` and ``export`` sub-commands, for ``repoexec``'s parser (``register``)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from ..environment import default_cache_dir
+from ..problem import CONTEXT_LEVELS
+from . import BuildError
+from .depit import depit_records, write_jsonl
+from .functions import Options
+from .pipeline import BuildOptions, build
+from .suite import SuiteSettings
+
+
+def register(commands: argparse._SubParsersAction) -> None:
+    """Add ``build`` and ``export`` to ``commands``; each sets ``handler(args) -> exit status``."""
+    building = commands.add_parser("build", help="turn a repository into problems: functions, dependency context, "
+                                                 "tests from its own suite, through the admission gate")
+    building.add_argument("source", help="a folder, a local git checkout, or pypi:NAME==VERSION")
+    building.add_argument("--out", type=Path, required=True, help="the project folder to write (its name is the "
+                                                                  "project's)")
+    building.add_argument("--tests", choices=("suite", "model"), default=None,
+                          help="where tests come from (default: the project's suite where it has one)")
+    building.add_argument("--requirements", action="append", default=[], metavar="REQ",
+                          help="more requirements for the project's environment (repeatable, or comma-separated)")
+    building.add_argument("--private", action="store_true", help="also pick functions whose name starts with _")
+    building.add_argument("--min-lines", type=int, default=Options.min_lines, help="least lines of a body (%(default)s)")
+    building.add_argument("--max-lines", type=int, default=Options.max_lines, help="most lines of a body (%(default)s)")
+    building.add_argument("--max-tests", type=int, default=SuiteSettings.max_tests,
+                          help="suite tests kept per function (%(default)s)")
+    building.add_argument("--test-timeout", type=float, default=SuiteSettings.test_timeout,
+                          help="seconds each suite test may take (%(default)s, the engine's default)")
+    building.add_argument("--suite-timeout", type=float, default=SuiteSettings.timeout,
+                          help="seconds the whole suite may take (%(default)s)")
+    building.add_argument("--cache", type=Path, default=None, help="the engine's cache (default: REPOEXEC_CACHE or "
+                                                                   "the user cache folder)")
+    building.add_argument("--sandbox", choices=("bwrap", "none"), default="bwrap",
+                          help="run the suite and the gate in bubblewrap (default) or unconfined")
+    building.add_argument("-n", "--workers", type=int, default=1, help="xdist workers for the gate (%(default)s)")
+    building.add_argument("--no-gate", action="store_true", help="write the problems without the admission gate")
+    building.add_argument("--gate-option", action="append", default=[], metavar="OPTION",
+                          help="an option for the gate's pytest run, e.g. --gate-option=--repoexec-mutants=5")
+    building.set_defaults(handler=build_command)
+
+    exporting = commands.add_parser("export", help="export a problem set for other tools")
+    formats = exporting.add_subparsers(dest="format", required=True)
+    depit = formats.add_parser("depit", help="dependency-aware instruction-tuning records (JSONL), one a problem")
+    depit.add_argument("folder", type=Path, help="a problem set, a project folder or a built one")
+    depit.add_argument("--out", type=Path, required=True, help="the JSONL file to write")
+    depit.add_argument("--context", choices=CONTEXT_LEVELS, default="full", help="context level (%(default)s)")
+    depit.set_defaults(handler=export_depit_command)
+
+
+def build_command(args: argparse.Namespace) -> int:
+    requirements = tuple(part.strip() for entry in args.requirements for part in entry.split(",") if part.strip())
+    options = BuildOptions(
+        source=args.source, out=args.out, cache=args.cache or default_cache_dir(), tests=args.tests,
+        requirements=requirements,
+        functions=Options(private=args.private, min_lines=args.min_lines, max_lines=args.max_lines),
+        suite=SuiteSettings(test_timeout=args.test_timeout, timeout=args.suite_timeout, max_tests=args.max_tests),
+        sandbox=args.sandbox, gate=not args.no_gate, workers=args.workers, gate_options=tuple(args.gate_option),
+    )
+    try:
+        report = build(options, say=lambda line: print(line, file=sys.stderr))
+    except BuildError as exc:
+        print(f"repoexec build: {exc}", file=sys.stderr)
+        return 1
+    print("\n".join(report.table()))
+    print(f"written to {args.out} (report: {args.out / 'build-report.json'})")
+    return 0
+
+
+def export_depit_command(args: argparse.Namespace) -> int:
+    if not args.folder.is_dir():
+        print(f"repoexec export depit: {args.folder} is not a folder", file=sys.stderr)
+        return 2
+    records, errors = depit_records(args.folder, args.context)
+    for error in errors:
+        print(f"repoexec export depit: left out: {error}", file=sys.stderr)
+    if not records:
+        print(f"repoexec export depit: no problem under {args.folder}", file=sys.stderr)
+        return 1
+    write_jsonl(records, args.out)
+    print(f"repoexec export depit: {len(records)} records written to {args.out}")
+    return 1 if errors else 0
