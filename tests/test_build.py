@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -19,6 +20,7 @@ from pytest_repoexec.build.functions import Options, pick
 from pytest_repoexec.build.pipeline import BuildOptions, build
 from pytest_repoexec.build.requirements import declared_dependencies, requirement_files, extras_for_tests
 from pytest_repoexec.build.sources import copy_tree, parse_source
+from pytest_repoexec.build.suite import SuiteRun, SuiteSettings, suite_for
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -174,3 +176,28 @@ def test_sources_and_requirements(repo: Path, tmp_path: Path) -> None:
     assert extras_for_tests(repo) == ["test"]
     assert declared_dependencies(repo) == ["attrs>=20", "hypothesis"]  # pytest comes with the engine's runtime
     assert requirement_files(repo) == ["freezegun==1.2"]
+
+
+def test_a_suite_past_its_time_stops_the_build(repo: Path, tmp_path: Path, repoexec_cache: Path) -> None:
+    (repo / "tests" / "test_slow.py").write_text("import time\n\n\ndef test_slow():\n    time.sleep(60)\n")
+    options = BuildOptions(str(repo), tmp_path / "tally", repoexec_cache, gate=False, sandbox="none",
+                           suite=SuiteSettings(test_timeout=120, timeout=4))
+    started = time.monotonic()
+    with pytest.raises(BuildError, match=r"project tally: running the test suite: it ran past 4 s"):
+        build(options, say=lambda line: None)
+    assert time.monotonic() - started < 30 and list(tmp_path.iterdir()) == [repo]
+
+
+def test_tests_of_keeps_passing_tests_that_run_the_body_those_naming_the_function_first(repo: Path) -> None:
+    functions, _ = _by_label(repo)
+    total = functions["tally.core:total"]  # body: lines 12-13
+    run = SuiteRun(
+        outcomes={"t.py::test_total": "passed", "t.py::test_a": "passed", "t.py::test_b": "passed",
+                  "t.py::test_total_fails": "failed", "t.py::test_header_only": "passed"},
+        durations={"t.py::test_total": 0.5, "t.py::test_a": 0.2, "t.py::test_b": 0.1},
+        lines={"tally/core.py": {"t.py::test_total": [12, 13], "t.py::test_a": [13], "t.py::test_b": [12],
+                                 "t.py::test_total_fails": [12], "t.py::test_header_only": [10, 11]}},
+    )
+    assert total.body_lines == (12, 13)
+    assert suite_for(total, run, 10) == ["t.py::test_a", "t.py::test_b", "t.py::test_total"]
+    assert suite_for(total, run, 2) == ["t.py::test_b", "t.py::test_total"]  # its name, then the fastest

@@ -21,7 +21,7 @@ from .functions import Function, Options, pick
 from .report import REPORT, BuildReport
 from .requirements import declared_dependencies, requirement_files, extras_for_tests
 from .sources import Source, copy_tree, parse_source
-from .suite import SuiteRun, SuiteSettings, has_tests, run_suite, tests_of
+from .suite import SuiteRun, SuiteSettings, has_tests, run_suite, suite_for
 from .writer import problem_manifest, problem_names, project_manifest, write_problem, write_project
 
 
@@ -147,7 +147,7 @@ def _write_problems(project: Path, env: ProjectEnv, functions: list[Function], r
     written = []
     for function in functions:
         label = f"{function.module}:{function.qualname}"
-        suite = tests_of(function, run, options.suite.max_tests)
+        suite = suite_for(function, run, options.suite.max_tests)
         if not suite:
             report.skipped.append((label, "no passing test runs its body"))
             continue

@@ -11,6 +11,7 @@ pass here, with every reference in place, is no test of anything.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -18,13 +19,13 @@ import signal
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..environment import ProjectEnv
 from ..executor import sample_tree
-from ..sandbox import HOME, SAMPLE, Bubblewrap, Sandbox, View, python_home
+from ..sandbox import HOME, SAMPLE, Bubblewrap, Sandbox, Unconfined, View, python_home
 from . import BuildError
 from .functions import Function
 
@@ -65,40 +66,16 @@ def run_suite(env: ProjectEnv, functions: Iterable[Function], sandbox: Sandbox, 
     """Run the project's suite once, measuring the picked functions' files; a ``BuildError`` when it cannot
     be collected at all or runs past its time."""
     project = env.project.name
-    files = sorted({function.path for function in functions})
-    confined = isinstance(sandbox, Bubblewrap)
-    with tempfile.TemporaryDirectory(prefix="repoexec-suite-") as scratch:
-        plugin_folder = Path(scratch, "plugin")
-        plugin_folder.mkdir()
-        shutil.copy2(PLUGIN, plugin_folder / PLUGIN.name)
-        root = Path(SAMPLE) if confined else Path(scratch, "root")
-        home, tmp = (Path(HOME), Path("/tmp")) if confined else (Path(scratch, "home"), Path(scratch, "tmp"))
-        if not confined:
-            home.mkdir(), tmp.mkdir()
-        seen_plugin = _PLUGIN_AT if confined else plugin_folder
-        source = env.source_root.resolve()
-        results = os.memfd_create("repoexec-suite")
-        argv = [str(env.python), "-m", "pytest", "-p", "repoexec_suite", "-p", "pytest_timeout",
-                f"--timeout={settings.test_timeout}", f"--rootdir={root}", "-o", "addopts=",
-                "-o", "required_plugins=", "-p", "no:cacheprovider", "-q", "--color=no",
-                "--continue-on-collection-errors", f"--repoexec-suite-fd={results}",
-                *(f"--repoexec-suite-include={source / path}" for path in files)]
-        python_path = [str(seen_plugin)]
-        if env.project.import_root != ".":
-            python_path.append(str(root / env.project.import_root))
-        environment = _ENVIRONMENT | {
-            "HOME": str(home), "TMPDIR": str(tmp), "PYTHONPATH": os.pathsep.join(python_path),
-            "PATH": f"{env.python.parent}{os.pathsep}/usr/local/bin:/usr/bin:/bin",
-        }
-        binds = [python_home(env.python), env.python.parent.parent, *([env.runtime] if env.runtime else []), source]
-        view = View(tree=sample_tree(source, {}), tree_at=root, workdir=root, tmpfs_bytes=_TMPFS,
-                    binds=tuple(dict.fromkeys([*((path, path) for path in binds), (plugin_folder, _PLUGIN_AT)])))
+    source = env.source_root.resolve()
+    files = sorted({source / function.path for function in functions})
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="repoexec-suite-") as scratch, _memfd() as results:
+        argv, environment, view = _plan(env, files, isinstance(sandbox, Bubblewrap), Path(scratch), results, settings)
         wrapped, fds = sandbox.wrap(view, argv)
-        started = time.monotonic()
         try:
-            process = subprocess.Popen(wrapped, cwd=None if confined else root, env=environment,
-                                       stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                       start_new_session=True, pass_fds=(results, *fds))
+            process = subprocess.Popen(wrapped, cwd=view.workdir if isinstance(sandbox, Unconfined) else None,
+                                       env=environment, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                       stderr=subprocess.STDOUT, start_new_session=True, pass_fds=(results, *fds))
         finally:
             for fd in fds:
                 os.close(fd)
@@ -107,13 +84,10 @@ def run_suite(env: ProjectEnv, functions: Iterable[Function], sandbox: Sandbox, 
         except subprocess.TimeoutExpired:
             os.killpg(process.pid, signal.SIGKILL)
             process.communicate()
-            os.close(results)
             raise BuildError(project, "running the test suite", f"it ran past {settings.timeout:g} s "
                              "(--suite-timeout)") from None
         os.lseek(results, 0, os.SEEK_SET)
-        with os.fdopen(results, "rb") as handle:
-            document = handle.read()
-    seconds = time.monotonic() - started
+        document = b"".join(iter(lambda: os.read(results, 1 << 20), b""))
     tail = output.decode("utf-8", "replace").strip()[-3000:]
     if not document:
         raise BuildError(project, "collecting the test suite", f"pytest ended before any test ran (exit status "
@@ -122,6 +96,7 @@ def run_suite(env: ProjectEnv, functions: Iterable[Function], sandbox: Sandbox, 
     if not data["outcomes"]:
         errors = "\n".join(data["collect_errors"][:10]) or tail
         raise BuildError(project, "collecting the test suite", f"no test could be collected and run:\n{errors}")
+    seconds = time.monotonic() - started
     lines = {}
     for filename, by_test in data["lines"].items():
         path = Path(filename)
@@ -131,7 +106,45 @@ def run_suite(env: ProjectEnv, functions: Iterable[Function], sandbox: Sandbox, 
     return SuiteRun(data["outcomes"], data["durations"], lines, data["collect_errors"], seconds)
 
 
-def tests_of(function: Function, run: SuiteRun, limit: int) -> list[str]:
+@contextlib.contextmanager
+def _memfd() -> Iterator[int]:
+    """A file in memory that the suite's process inherits and writes its results to: read once it has ended."""
+    fd = os.memfd_create("repoexec-suite")
+    try:
+        yield fd
+    finally:
+        os.close(fd)
+
+
+def _plan(env: ProjectEnv, files: list[Path], confined: bool, scratch: Path, results: int,
+          settings: SuiteSettings) -> tuple[list[str], dict[str, str], View]:
+    """pytest's command line, its environment and what it sees, as a sample of the engine would."""
+    plugin_folder = scratch / "plugin"
+    plugin_folder.mkdir()
+    shutil.copy2(PLUGIN, plugin_folder / PLUGIN.name)  # alone in its folder: nothing else joins sys.path
+    if confined:
+        root, home, tmp, seen_plugin = Path(SAMPLE), Path(HOME), Path("/tmp"), _PLUGIN_AT
+    else:
+        root, home, tmp, seen_plugin = scratch / "root", scratch / "home", scratch / "tmp", plugin_folder
+        home.mkdir()
+        tmp.mkdir()
+    argv = [str(env.python), "-m", "pytest", "-p", "repoexec_suite", "-p", "pytest_timeout",
+            f"--timeout={settings.test_timeout}", f"--rootdir={root}", "-o", "addopts=", "-o", "required_plugins=",
+            "-p", "no:cacheprovider", "-q", "--color=no", "--continue-on-collection-errors",
+            f"--repoexec-suite-fd={results}", *(f"--repoexec-suite-include={path}" for path in files)]
+    python_path = [str(seen_plugin), *([str(root / env.project.import_root)] if env.project.import_root != "." else [])]
+    environment = _ENVIRONMENT | {
+        "HOME": str(home), "TMPDIR": str(tmp), "PYTHONPATH": os.pathsep.join(python_path),
+        "PATH": f"{env.python.parent}{os.pathsep}/usr/local/bin:/usr/bin:/bin",
+    }
+    source = env.source_root.resolve()
+    binds = [python_home(env.python), env.python.parent.parent, *([env.runtime] if env.runtime else []), source]
+    view = View(tree=sample_tree(source, {}), tree_at=root, workdir=root, tmpfs_bytes=_TMPFS,
+                binds=tuple(dict.fromkeys([*((path, path) for path in binds), (plugin_folder, _PLUGIN_AT)])))
+    return argv, environment, view
+
+
+def suite_for(function: Function, run: SuiteRun, limit: int) -> list[str]:
     """The passing tests whose call phase ran a line of the function's body, at most ``limit``: those that
     name the function first, then the fastest; returned in node-id order."""
     first, last = function.body_lines
