@@ -19,7 +19,7 @@ from pytest_repoexec.build.context import Modules, full_context
 from pytest_repoexec.build.functions import Options, pick
 from pytest_repoexec.build.pipeline import BuildOptions, build
 from pytest_repoexec.build.requirements import declared_dependencies, requirement_files, extras_for_tests
-from pytest_repoexec.build.sources import copy_tree, parse_source
+from pytest_repoexec.build.sources import Source, copy_tree, parse_source
 from pytest_repoexec.build.suite import SuiteRun, SuiteSettings, suite_for
 
 if sys.version_info >= (3, 11):
@@ -108,7 +108,8 @@ def test_a_build_maps_suite_tests_by_node_id(repo: Path, tmp_path: Path, repoexe
     assert total["test_count"] == 4 and total["module"] == "tally.core" and total["entry_point"] == "total"
     assert not list((out / "core_total").glob("test_*.py"))
     add = tomllib.loads((out / "core_Account_add" / "problem.toml").read_text())
-    assert add["suite"] == ["tests/test_core.py::TestAccount::test_add", "tests/test_core.py::TestAccount::test_balance"]
+    assert add["suite"] == ["tests/test_core.py::TestAccount::test_add",
+                            "tests/test_core.py::TestAccount::test_balance"]
     assert "def balance(self):" in add["prompt"]["context"]["full"]
     skipped = dict(report.skipped)
     assert skipped["tally.core:doubled"] == "no passing test runs its body"  # its only test fails
@@ -125,7 +126,7 @@ def test_a_failed_build_leaves_nothing_in_place(repo: Path, tmp_path: Path, repo
     build(BuildOptions(str(repo), out, repoexec_cache, gate=False), say=lambda line: None)
     before = sorted(path.name for path in out.iterdir())
     (repo / "tests" / "conftest.py").write_text("import tally.missing_module\n")  # the suite cannot be collected
-    with pytest.raises(BuildError, match=r"(?s)project tally: collecting the test suite: .*No module named 'tally.miss"):
+    with pytest.raises(BuildError, match=r"(?s)project tally: collecting the test suite: .*No module named 'tally"):
         build(BuildOptions(str(repo), out, repoexec_cache, gate=False), say=lambda line: None)
     assert sorted(path.name for path in out.iterdir()) == before  # the earlier build is untouched
     assert [path.name for path in out.parent.iterdir()] == ["tally"]  # and no staging folder is left
@@ -153,7 +154,7 @@ def test_a_release_that_cannot_be_downloaded_names_project_and_step(
 def test_sources_and_requirements(repo: Path, tmp_path: Path) -> None:
     with pytest.raises(BuildError, match="pin one release"):
         parse_source("pypi:tally>=1", "tally")
-    assert parse_source("pypi:Some_Name==1.0", "x").default_name == "some-name"
+    assert parse_source("pypi:Some_Name==1.0", "x") == Source("pypi", "Some_Name==1.0")
     assert parse_source(str(repo), "tally").kind == "folder"
 
     subprocess.run(["git", "init", "-q", str(repo)], check=True)

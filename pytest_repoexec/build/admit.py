@@ -10,7 +10,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +26,6 @@ _IGNORE_ALL = ('"""Problems the admission gate rejected (see each rejected.toml)
 @dataclass
 class GateOutcome:
     verdicts: dict[str, dict[str, Any]]  # problem folder name -> the gate's entry (passed, reasons, figures)
-    summary: dict[str, Any] = field(default_factory=dict)
 
     @property
     def admitted(self) -> list[str]:
@@ -54,7 +53,7 @@ def run_gate(project: Path, cache: Path, sandbox: str, workers: int, options: li
     for entry in document.get("not_checked", []):
         name = entry["item"].split("::")[0].rstrip("/").split("/")[-2]  # .../<problem>/problem.toml
         verdicts.setdefault(name, {"passed": False, "reasons": [f"not checked: {entry['reason'].strip()}"]})
-    return GateOutcome(verdicts, document.get("summary", {}))
+    return GateOutcome(verdicts)
 
 
 def set_rejected_aside(project: Path, outcome: GateOutcome, written: list[str]) -> list[str]:

@@ -27,8 +27,10 @@ def register(commands: argparse._SubParsersAction) -> None:
     building.add_argument("--requirements", action="append", default=[], metavar="REQ",
                           help="more requirements for the project's environment (repeatable, or comma-separated)")
     building.add_argument("--private", action="store_true", help="also pick functions whose name starts with _")
-    building.add_argument("--min-lines", type=int, default=Options.min_lines, help="least lines of a body (%(default)s)")
-    building.add_argument("--max-lines", type=int, default=Options.max_lines, help="most lines of a body (%(default)s)")
+    building.add_argument("--min-lines", type=int, default=Options.min_lines,
+                          help="least lines of a body after its docstring (%(default)s)")
+    building.add_argument("--max-lines", type=int, default=Options.max_lines,
+                          help="most lines of a body after its docstring (%(default)s)")
     building.add_argument("--max-tests", type=int, default=SuiteSettings.max_tests,
                           help="suite tests kept per function (%(default)s)")
     building.add_argument("--test-timeout", type=float, default=SuiteSettings.test_timeout,

@@ -153,7 +153,7 @@ def _bound_names(statement: Node) -> Iterator[str]:
                             and node.parent.type in ("pattern_list", "tuple_pattern", "assignment"))
             assignment = assignment.child_by_field_name("right") or statement
     elif statement.type in _IMPORTS:
-        yield from (binding for binding in _imported_names(statement))
+        yield from _imported_names(statement)
 
 
 def _imported_names(statement: Node) -> Iterator[str]:

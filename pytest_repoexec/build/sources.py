@@ -7,7 +7,6 @@ functions are picked from exactly the tree that the engine will run.
 
 from __future__ import annotations
 
-import re
 import shutil
 import subprocess
 from dataclasses import dataclass
@@ -29,13 +28,6 @@ class Source:
 
     kind: str  # "folder", "git" or "pypi"
     location: str  # the folder's absolute path, or "name==version"
-
-    @property
-    def default_name(self) -> str:
-        """A project name when the user gives none: the release's name, or the folder's."""
-        if self.kind == "pypi":
-            return re.sub(r"[-_.]+", "-", Requirement(self.location).name).lower()
-        return Path(self.location).name
 
 
 def parse_source(text: str, project: str) -> Source:
