@@ -4,6 +4,7 @@ set-up-only runs left out), and a failed build leaving nothing in place."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import time
@@ -202,3 +203,17 @@ def test_tests_of_keeps_passing_tests_that_run_the_body_those_naming_the_functio
     assert total.body_lines == (12, 13)
     assert suite_for(total, run, 10) == ["t.py::test_a", "t.py::test_b", "t.py::test_total"]
     assert suite_for(total, run, 2) == ["t.py::test_b", "t.py::test_total"]  # its name, then the fastest
+
+
+def test_a_built_set_goes_through_the_gate_and_its_references_pass(repo: Path, tmp_path: Path,
+                                                                    repoexec_cache: Path) -> None:
+    out = tmp_path / "tally"
+    options = BuildOptions(str(repo), out, repoexec_cache, gate_options=("--repoexec-mutants=2",))
+    report = build(options, say=lambda line: None)
+    assert [p["name"] for p in report.admitted] == [p["name"] for p in report.problems] and len(report.problems) == 7
+    assert report.figures()["mean_line_coverage"] == 100.0
+    document = json.loads((out / "build-report.json").read_text())
+    assert document["admitted"] == 7 and document["skipped_by_reason"]["no passing test runs its body"] == 3
+    scored = subprocess.run([sys.executable, "-m", "pytest", str(out), "-q", "-p", "no:cacheprovider",
+                             f"--repoexec-cache={repoexec_cache}"], capture_output=True, text=True, cwd=tmp_path)
+    assert scored.returncode == 0 and "7 passed" in scored.stdout, scored.stdout[-2000:]
