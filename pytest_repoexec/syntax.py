@@ -19,7 +19,7 @@ import tree_sitter_python
 from tree_sitter import Language, Node, Parser
 
 _SCOPES = ("function_definition", "class_definition")
-_IMPORTS = ("import_statement", "import_from_statement", "future_import_statement")
+IMPORTS = ("import_statement", "import_from_statement", "future_import_statement")
 _LEADING_BLANK_LINES = re.compile(r"\A(?:[ \t]*\n)+")
 
 
@@ -42,13 +42,13 @@ def _parser() -> Parser:
     return Parser(Language(tree_sitter_python.language()))
 
 
-def _parse(source: str) -> tuple[bytes, Node]:
+def parse(source: str) -> tuple[bytes, Node]:
     """The UTF-8 bytes of `source` and their syntax tree (tree-sitter offsets are byte offsets)."""
     data = source.encode("utf-8")
     return data, _parser().parse(data).root_node
 
 
-def _walk(node: Node) -> Iterator[Node]:
+def walk(node: Node) -> Iterator[Node]:
     """`node` and all nodes under it in document order (iterative: trees can be deeper than the stack)."""
     stack = [node]
     while stack:
@@ -57,16 +57,16 @@ def _walk(node: Node) -> Iterator[Node]:
         stack.extend(reversed(node.children))
 
 
-def _text(node: Node) -> str:
+def node_text(node: Node) -> str:
     return node.text.decode("utf-8")
 
 
 def _name(definition: Node) -> str | None:
     name = definition.child_by_field_name("name")
-    return _text(name) if name else None
+    return node_text(name) if name else None
 
 
-def _unwrap(node: Node) -> Node:
+def unwrap(node: Node) -> Node:
     """The class or function inside a decorated definition; any other node as it is."""
     if node.type == "decorated_definition":
         return node.child_by_field_name("definition") or node
@@ -75,7 +75,7 @@ def _unwrap(node: Node) -> Node:
 
 def _functions(root: Node) -> Iterator[tuple[Node, Node]]:
     """(outer, function) for every function in document order; outer includes the decorators."""
-    for node in _walk(root):
+    for node in walk(root):
         if node.type == "function_definition":
             parent = node.parent
             yield (parent if parent.type == "decorated_definition" else node), node
@@ -101,7 +101,7 @@ def _string_rows(node: Node) -> set[int]:
     """Rows that begin inside a string literal under `node`: re-indenting them would change the string."""
     return {
         row
-        for string in _walk(node)
+        for string in walk(node)
         if string.type == "string"
         for row in range(string.start_point.row + 1, string.end_point.row + 1)
     }
@@ -145,7 +145,7 @@ def _bindings(scope: Node) -> Iterator[tuple[Node, Node]]:
     scopes of their own.
     """
     for child in scope.children:
-        definition = _unwrap(child)
+        definition = unwrap(child)
         if definition.type in _SCOPES:
             yield child, definition
         else:
@@ -154,7 +154,7 @@ def _bindings(scope: Node) -> Iterator[tuple[Node, Node]]:
 
 def find_definition(source: str, qualname: str) -> Definition:
     """Locate the function `qualname` ("f", "Class.method", "outer.inner", ...) in `source`."""
-    data, root = _parse(source)
+    data, root = parse(source)
     outer, function = _locate(root, qualname)
     return Definition(outer.start_byte, function.end_byte, len(_indent_of(data, outer)), outer != function)
 
@@ -179,7 +179,7 @@ class _Target:
 @functools.lru_cache(maxsize=32)
 def _target(module_source: str, qualname: str) -> _Target:
     """Cached: every sample of a problem splices into the same module, whose parse dominates a splice."""
-    data, root = _parse(module_source)
+    data, root = parse(module_source)
     outer, function = _locate(root, qualname)
     return _Target(data, outer.start_byte, function.start_byte, function.end_byte,
                    _indent_of(data, outer), _indent_of(data, function))
@@ -208,17 +208,23 @@ def find_function(text: str, name: str) -> str | None:
 
     Definitions free of syntax errors are preferred, `text` being typically a model's whole answer.
     """
-    data, root = _parse(text)
+    data, root = parse(text)
     matches = [pair for pair in _functions(root) if _name(pair[1]) == name]
     if not matches:
         return None
     outer, function = max(matches, key=lambda pair: (not pair[0].has_error, pair[0].start_byte))
+    return definition_text(data, outer, function)
+
+
+def definition_text(data: bytes, outer: Node, function: Node) -> str:
+    """A definition from `outer` (its first decorator, or itself) to `function`'s end, dedented to column 0;
+    lines inside its strings stay as they are."""
     source = _indent_of(data, outer) + data[outer.start_byte : function.end_byte].decode("utf-8")
     frozen = {row - outer.start_point.row for row in _string_rows(outer)}
     return "\n".join(_reindent(source, frozen, ""))
 
 
-def _docstring(definition: Node) -> tuple[Node, str] | None:
+def docstring(definition: Node) -> tuple[Node, str] | None:
     """The docstring statement of a class or function and the string's value, if it has one."""
     body = definition.child_by_field_name("body")
     first = next((child for child in body.named_children if child.type != "comment"), None) if body else None
@@ -228,7 +234,7 @@ def _docstring(definition: Node) -> tuple[Node, str] | None:
     if literal.type not in ("string", "concatenated_string"):
         return None
     try:
-        value = ast.literal_eval(_text(literal))
+        value = ast.literal_eval(node_text(literal))
     except (SyntaxError, ValueError):  # an f-string is no docstring, nor is a broken literal
         return None
     return (first, value) if isinstance(value, str) else None
@@ -251,17 +257,17 @@ def split_function(function_source: str) -> tuple[str, str | None, str]:
     The signature runs from the first decorator to the header's colon; the docstring is cleaned as
     ``inspect.getdoc`` would; the body is the source after the docstring. ValueError if there is no function.
     """
-    data, root = _parse(function_source)
+    data, root = parse(function_source)
     found = _first_function(root)
     if found is None:
         raise ValueError(f"no function definition in {function_source[:60]!r}")
     outer, function = found
     colon = _header_colon(function)
-    docstring = _docstring(function)
-    after = docstring[0] if docstring else colon
+    found_docstring = docstring(function)
+    after = found_docstring[0] if found_docstring else colon
     return (
         data[outer.start_byte : colon.end_byte].decode("utf-8"),
-        inspect.cleandoc(docstring[1]) if docstring else None,
+        inspect.cleandoc(found_docstring[1]) if found_docstring else None,
         _body_text(data[after.end_byte : function.end_byte].decode("utf-8")),
     )
 
@@ -271,26 +277,26 @@ def body_identifiers(function_source: str) -> set[str]:
 
     Only the body block is searched, so the signature does not count; a docstring holds no identifiers.
     """
-    _, root = _parse(function_source)
+    _, root = parse(function_source)
     found = _first_function(root)
     body = found[1].child_by_field_name("body") if found else None
     if body is None:
         return set()
-    return {_text(node) for node in _walk(body) if node.type == "identifier"}
+    return {node_text(node) for node in walk(body) if node.type == "identifier"}
 
 
 def _identifiers(node: Node) -> Iterator[str]:
-    return (_text(each) for each in _walk(node) if each.type == "identifier")
+    return (node_text(each) for each in walk(node) if each.type == "identifier")
 
 
 def _statement_names(statement: Node) -> list[str]:
     """What a top-level statement imports or defines, by the RepoExec rule (see `top_level_names`)."""
-    if statement.type in _IMPORTS:
+    if statement.type in IMPORTS:
         return list(_identifiers(statement))
     first = next(_identifiers(statement), None)
     names = [first] if first else []
     if statement.type == "decorated_definition":
-        names.append(_name(_unwrap(statement)))
+        names.append(_name(unwrap(statement)))
     return [name for name in names if name]
 
 
@@ -301,7 +307,7 @@ def top_level_names(source: str) -> list[str]:
     identifier (a def's or class's name, an assignment's target), and for a decorated definition also its
     name, after the decorator's.
     """
-    _, root = _parse(source)
+    _, root = parse(source)
     names = (name for statement in root.named_children for name in _statement_names(statement))
     return list(dict.fromkeys(names))
 
@@ -329,21 +335,21 @@ def _strip_items(data: bytes, items: list[Node], keep_docstrings: bool) -> str:
 
 def _strip_statement(data: bytes, statement: Node, keep_docstrings: bool) -> str:
     """One statement at its indentation: a class or function stripped, anything else verbatim."""
-    definition = _unwrap(statement)
+    definition = unwrap(statement)
     text = _indent_of(data, statement)
     if definition.type not in _SCOPES:
-        return text + _text(statement)
+        return text + node_text(statement)
     text += data[statement.start_byte : _header_colon(definition).end_byte].decode("utf-8")
-    docstring = _docstring(definition)
-    if keep_docstrings and docstring:
-        text += "\n" + _indent_of(data, docstring[0]) + _text(docstring[0])
+    found_docstring = docstring(definition)
+    if keep_docstrings and found_docstring:
+        text += "\n" + _indent_of(data, found_docstring[0]) + node_text(found_docstring[0])
     if definition.type == "function_definition":
         return text
     body = definition.child_by_field_name("body")
     members = [
         member
         for member in (body.named_children if body else [])
-        if _unwrap(member).type in _SCOPES or keep_docstrings and _is_assignment(member)
+        if unwrap(member).type in _SCOPES or keep_docstrings and _is_assignment(member)
     ]
     return text + _strip_items(data, members, keep_docstrings)
 
@@ -360,5 +366,5 @@ def strip_bodies(source: str, keep_docstrings: bool) -> str:
     (and docstring and class-level assignments for medium); other top-level statements stay verbatim. A
     function left bare is written as its signature line, as RepoExec shows it, which is not valid Python.
     """
-    data, root = _parse(source.replace("\r\n", "\n"))
+    data, root = parse(source.replace("\r\n", "\n"))
     return _strip_items(data, root.named_children, keep_docstrings).lstrip("\n") + "\n"

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from tree_sitter import Node
 
-from ..syntax import _IMPORTS, _parse, _unwrap, _walk
+from ..syntax import IMPORTS, node_text, parse, unwrap, walk
 from .functions import Function, definitions
 
 _FOLLOWED = 5  # re-exports followed at most this deep
@@ -49,7 +49,7 @@ class Modules:
     def tree(self, module: str) -> tuple[bytes, Node] | None:
         if module not in self._parsed:
             path = self.file(module)
-            self._parsed[module] = _parse(path.read_text(encoding="utf-8", errors="replace")) if path else None
+            self._parsed[module] = parse(path.read_text(encoding="utf-8", errors="replace")) if path else None
         return self._parsed[module]
 
     def is_package(self, module: str) -> bool:
@@ -66,7 +66,7 @@ def full_context(modules: Modules, function: Function) -> str:
                and outer.end_byte <= statement.end_byte)
     used, attributes = free_names(node)
     statements = root.named_children
-    imports = [s for s in statements if s.type in _IMPORTS or _import_block(s)]
+    imports = [s for s in statements if s.type in IMPORTS or _import_block(s)]
     own = _top_level_bindings(statements)
     bindings = _import_bindings(modules, function.module, statements)
 
@@ -76,8 +76,8 @@ def full_context(modules: Modules, function: Function) -> str:
     for name in used:
         if name == class_name or own.get(name) == top:
             continue
-        if name in own and own[name].type not in _IMPORTS:
-            in_file.append((own[name].start_byte, _text(own[name])))
+        if name in own and own[name].type not in IMPORTS:
+            in_file.append((own[name].start_byte, node_text(own[name])))
         elif name in bindings:
             binding = bindings[name]
             if binding.name is None:
@@ -89,7 +89,7 @@ def full_context(modules: Modules, function: Function) -> str:
             cross.append(text)
     if class_name:
         in_file.append((top.start_byte, _class_without(data, top, outer, attributes)))
-    parts = ["\n".join(_text(s) for s in imports)] if imports else []
+    parts = ["\n".join(node_text(s) for s in imports)] if imports else []
     parts += list(dict.fromkeys(text for _, text in sorted(cross, key=lambda pair: pair[0]) + sorted(in_file)))
     return "\n\n\n".join(parts) + "\n" if parts else ""
 
@@ -100,11 +100,11 @@ def free_names(function: Node) -> tuple[list[str], dict[str, set[str]]]:
     body = function.child_by_field_name("body")
     names: dict[str, None] = {}
     attributes: dict[str, set[str]] = {}
-    for node in _walk(body) if body else ():
+    for node in walk(body) if body else ():
         if node.type == "attribute":
             owner, attribute = node.child_by_field_name("object"), node.child_by_field_name("attribute")
             if owner is not None and owner.type == "identifier" and attribute is not None:
-                attributes.setdefault(_text(owner), set()).add(_text(attribute))
+                attributes.setdefault(node_text(owner), set()).add(node_text(attribute))
         if node.type != "identifier":
             continue
         parent = node.parent
@@ -112,21 +112,17 @@ def free_names(function: Node) -> tuple[list[str], dict[str, set[str]]]:
             continue
         if parent.type == "keyword_argument" and parent.child_by_field_name("name") == node:
             continue
-        names[_text(node)] = None
+        names[node_text(node)] = None
     return list(names), attributes
-
-
-def _text(node: Node) -> str:
-    return node.text.decode("utf-8")
 
 
 def _import_block(statement: Node) -> bool:
     """A top-level ``try``/``if`` that only imports (``try: import simplejson as json except ImportError: ...``)."""
     if statement.type not in ("try_statement", "if_statement"):
         return False
-    inner = [node for node in _walk(statement) if node.type.endswith("statement") and node != statement]
-    simple = ("pass_statement", "expression_statement", "raise_statement", *_IMPORTS)
-    return any(node.type in _IMPORTS for node in inner) and all(node.type in simple for node in inner)
+    inner = [node for node in walk(statement) if node.type.endswith("statement") and node != statement]
+    simple = ("pass_statement", "expression_statement", "raise_statement", *IMPORTS)
+    return any(node.type in IMPORTS for node in inner) and all(node.type in simple for node in inner)
 
 
 def _top_level_bindings(statements: list[Node]) -> dict[str, Node]:
@@ -139,37 +135,37 @@ def _top_level_bindings(statements: list[Node]) -> dict[str, Node]:
 
 
 def _bound_names(statement: Node) -> Iterator[str]:
-    definition = _unwrap(statement)
+    definition = unwrap(statement)
     if definition.type in ("function_definition", "class_definition"):
         name = definition.child_by_field_name("name")
         if name is not None:
-            yield _text(name)
+            yield node_text(name)
     elif statement.type == "expression_statement" and statement.named_children:
         assignment = statement.named_children[0]
         while assignment.type == "assignment":
             left = assignment.child_by_field_name("left")
             if left is not None:
-                yield from (_text(node) for node in _walk(left) if node.type == "identifier"
+                yield from (node_text(node) for node in walk(left) if node.type == "identifier"
                             and node.parent.type in ("pattern_list", "tuple_pattern", "assignment"))
             assignment = assignment.child_by_field_name("right") or statement
-    elif statement.type in _IMPORTS:
+    elif statement.type in IMPORTS:
         yield from _imported_names(statement)
 
 
 def _imported_names(statement: Node) -> Iterator[str]:
     for name in statement.children_by_field_name("name"):
         if name.type == "aliased_import":
-            yield _text(name.child_by_field_name("alias"))
+            yield node_text(name.child_by_field_name("alias"))
         else:
-            yield _text(name).split(".")[0] if statement.type == "import_statement" else _text(name)
+            yield node_text(name).split(".")[0] if statement.type == "import_statement" else node_text(name)
 
 
 def _absolute(modules: Modules, module: str, target: Node) -> str:
     """The absolute module an import's ``module_name`` names, relative imports resolved against ``module``."""
     if target.type != "relative_import":
-        return _text(target)
-    dots = len(_text(target)) - len(_text(target).lstrip("."))
-    rest = _text(target).lstrip(".")
+        return node_text(target)
+    dots = len(node_text(target)) - len(node_text(target).lstrip("."))
+    rest = node_text(target).lstrip(".")
     package = module.split(".") if modules.is_package(module) else module.split(".")[:-1]
     base = package[: len(package) - (dots - 1)] if dots > 1 else package
     return ".".join([*base, *([rest] if rest else [])])
@@ -186,12 +182,12 @@ def _import_bindings(modules: Modules, module: str, statements: list[Node]) -> d
             for index, name in enumerate(statement.children_by_field_name("name")):
                 original = name.child_by_field_name("name") if name.type == "aliased_import" else name
                 alias = name.child_by_field_name("alias") if name.type == "aliased_import" else name
-                bindings[_text(alias)] = _Binding(source, _text(original), (statement.start_byte, index))
+                bindings[node_text(alias)] = _Binding(source, node_text(original), (statement.start_byte, index))
         elif statement.type == "import_statement":
             for index, name in enumerate(statement.children_by_field_name("name")):
-                if name.type == "aliased_import" and modules.file(_text(name.child_by_field_name("name"))):
-                    bindings[_text(name.child_by_field_name("alias"))] = _Binding(
-                        _text(name.child_by_field_name("name")), None, (statement.start_byte, index))
+                if name.type == "aliased_import" and modules.file(node_text(name.child_by_field_name("name"))):
+                    bindings[node_text(name.child_by_field_name("alias"))] = _Binding(
+                        node_text(name.child_by_field_name("name")), None, (statement.start_byte, index))
     return bindings
 
 
@@ -202,8 +198,8 @@ def _definition_in(modules: Modules, module: str, name: str, depth: int = 0) -> 
         return None
     statements = parsed[1].named_children
     statement = _top_level_bindings(statements).get(name)
-    if statement is not None and statement.type not in _IMPORTS:
-        return _text(statement)
+    if statement is not None and statement.type not in IMPORTS:
+        return node_text(statement)
     binding = _import_bindings(modules, module, statements).get(name)
     if binding is not None and binding.name is not None:
         return _definition_in(modules, binding.module, binding.name, depth + 1)
@@ -226,15 +222,15 @@ def _star_definition(
 def _class_without(data: bytes, klass: Node, target: Node, attributes: dict[str, set[str]]) -> str:
     """A method's class (top-level statement) without the method itself and without the methods it does not
     reach through ``self``, ``cls`` or the class's name; ``__init__`` and everything but methods stay."""
-    definition = _unwrap(klass)
-    name = _text(definition.child_by_field_name("name"))
+    definition = unwrap(klass)
+    name = node_text(definition.child_by_field_name("name"))
     reached = attributes.get("self", set()) | attributes.get("cls", set()) | attributes.get(name, set())
     cuts = [target]
     body = definition.child_by_field_name("body")
     for member in body.named_children if body else ():
-        method = _unwrap(member)
+        method = unwrap(member)
         if method.type == "function_definition" and member != target:
-            method_name = _text(method.child_by_field_name("name"))
+            method_name = node_text(method.child_by_field_name("name"))
             if method_name != "__init__" and method_name not in reached:
                 cuts.append(member)
     pieces, at = [], klass.start_byte

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from tree_sitter import Node
 
-from ..syntax import _docstring, _indent_of, _parse, _reindent, _string_rows, _unwrap
+from ..syntax import definition_text, docstring, parse, unwrap
 
 TEST_FOLDERS = {"tests", "test", "testing"}
 DOC_FOLDERS = {"docs", "doc", "examples", "example", "benchmarks"}
@@ -70,7 +70,7 @@ def pick(source_root: Path, import_root: str = ".", options: Options = Options()
         where = file_reason(path.relative_to(base))
         if where is None and module is None:
             where = "not an importable module"
-        found = list(definitions(_parse(text)[1]))
+        found = list(definitions(parse(text)[1]))
         bound = Counter(qualname for qualname, _, _ in found)
         for qualname, outer, function in found:
             label = f"{module or relative}:{qualname}"
@@ -119,7 +119,7 @@ def definitions(root: Node) -> Iterator[tuple[str, Node, Node]]:
 
     def scope(node: Node, prefix: str) -> Iterator[tuple[str, Node, Node]]:
         for child in node.children:
-            definition = _unwrap(child)
+            definition = unwrap(child)
             name = definition.child_by_field_name("name")
             if definition.type == "function_definition" and name is not None:
                 yield prefix + name.text.decode(), child, definition
@@ -139,7 +139,7 @@ def _reason(qualname: str, outer: Node, function: Node, options: Options) -> str
         for decorator in outer.children if decorator.type == "decorator"
     ):
         return "an overload stub"
-    if _docstring(function) is None:
+    if docstring(function) is None:
         return "no docstring"
     statements = body_statements(function)
     if not statements:
@@ -158,8 +158,8 @@ def body_statements(function: Node) -> list[Node]:
     """The statements of a function's body after its docstring (comments are not statements)."""
     body = function.child_by_field_name("body")
     statements = [child for child in body.named_children if child.type != "comment"] if body else []
-    docstring = _docstring(function)
-    return statements[1:] if docstring and statements and statements[0] == docstring[0] else statements
+    doc = docstring(function)
+    return statements[1:] if doc and statements and statements[0] == doc[0] else statements
 
 
 def body_lines(function: Node) -> tuple[int, int]:
@@ -190,7 +190,4 @@ def _code_lines(statements: list[Node]) -> int:
 
 def definition_source(text: str, outer: Node, function: Node) -> str:
     """A definition as it stands in its module (decorators included), dedented to column 0, strings untouched."""
-    data = text.encode("utf-8")
-    source = _indent_of(data, outer) + data[outer.start_byte:function.end_byte].decode("utf-8")
-    frozen = {row - outer.start_point.row for row in _string_rows(outer)}
-    return "\n".join(_reindent(source, frozen, "")) + "\n"
+    return definition_text(text.encode("utf-8"), outer, function) + "\n"
