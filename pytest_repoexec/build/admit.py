@@ -1,5 +1,6 @@
 """The built problems through the engine's admission gate, as a user would run it: ``pytest DIR
---repoexec-validate`` in a subprocess, its JSON report read back. Admitted problems stay; the others move to
+--repoexec-validate`` (or ``--repoexec-fix-assertions`` first, for a model's tests) in a subprocess, its JSON
+report read back. Admitted problems stay; the others move to
 ``DIR/rejected/<problem>``, with the gate's reasons in ``rejected.toml`` beside their manifest, where
 ``pytest DIR`` does not collect them (``rejected/conftest.py``)."""
 
@@ -10,7 +11,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -26,34 +27,38 @@ _IGNORE_ALL = ('"""Problems the admission gate rejected (see each rejected.toml)
 @dataclass
 class GateOutcome:
     verdicts: dict[str, dict[str, Any]]  # problem folder name -> the gate's entry (passed, reasons, figures)
+    fixes: dict[str, dict[str, Any]] = field(default_factory=dict)  # the fixer's: fixed, removed, diff
 
     @property
     def admitted(self) -> list[str]:
         return sorted(name for name, entry in self.verdicts.items() if entry.get("passed"))
 
 
-def run_gate(project: Path, cache: Path, sandbox: str, workers: int, options: list[str], timeout: float) -> GateOutcome:
-    """The gate's verdict on every problem of ``project``; a problem the gate could not check is rejected
-    with the reason it gives."""
+def run_gate(project: Path, cache: Path, sandbox: str, workers: int, options: list[str], timeout: float,
+             problems: list[str] | None = None, fix: bool = False) -> GateOutcome:
+    """The gate's verdict on every problem of ``project`` (or on ``problems``, after the assertion fixer with
+    ``fix``); a problem the gate could not check is rejected with the reason it gives."""
+    step = "assertion fixer" if fix else "admission gate"
     with tempfile.TemporaryDirectory(prefix="repoexec-gate-") as scratch:
         report = Path(scratch, "gate.json")
-        command = [sys.executable, "-m", "pytest", str(project), "--repoexec-validate", f"--repoexec-report={report}",
+        targets = [str(project / name) for name in problems] if problems is not None else [str(project)]
+        command = [sys.executable, "-m", "pytest", *targets,
+                   "--repoexec-fix-assertions" if fix else "--repoexec-validate", f"--repoexec-report={report}",
                    f"--repoexec-cache={cache}", f"--repoexec-sandbox={sandbox}", "-p", "no:cacheprovider", "-q",
                    "--color=no", *(["-n", str(workers)] if workers > 1 else []), *options]
         try:
             done = subprocess.run(command, capture_output=True, text=True, timeout=timeout, cwd=project.parent)
         except subprocess.TimeoutExpired:
-            raise BuildError(project.name, "admission gate", f"it ran past {timeout:g} s (--gate-timeout)") from None
+            raise BuildError(project.name, step, f"it ran past {timeout:g} s (--gate-timeout)") from None
         if not report.is_file():
             tail = (done.stdout + done.stderr).strip()[-3000:]
-            raise BuildError(project.name, "admission gate", f"pytest wrote no report (exit status "
-                             f"{done.returncode}):\n{tail}")
+            raise BuildError(project.name, step, f"pytest wrote no report (exit status {done.returncode}):\n{tail}")
         document = json.loads(report.read_text(encoding="utf-8"))
     verdicts = {entry["problem"].split("/", 1)[1]: entry for entry in document.get("problems", [])}
     for entry in document.get("not_checked", []):
         name = entry["item"].split("::")[0].rstrip("/").split("/")[-2]  # .../<problem>/problem.toml
         verdicts.setdefault(name, {"passed": False, "reasons": [f"not checked: {entry['reason'].strip()}"]})
-    return GateOutcome(verdicts)
+    return GateOutcome(verdicts, {entry["problem"].split("/", 1)[1]: entry for entry in document.get("fixes", [])})
 
 
 def set_rejected_aside(project: Path, outcome: GateOutcome, written: list[str]) -> list[str]:

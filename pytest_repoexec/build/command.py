@@ -6,11 +6,16 @@ import argparse
 import sys
 from pathlib import Path
 
+from generators.model import Sampling
+from generators.standalone import ModelOptions
+
 from ..environment import default_cache_dir
+from ..generation import GenerationError
 from ..problem import CONTEXT_LEVELS
 from . import BuildError
 from .depit import depit_records, write_jsonl
 from .functions import Options
+from .modeltests import ModelTestSettings
 from .pipeline import BuildOptions, build
 from .suite import SuiteSettings
 
@@ -18,12 +23,13 @@ from .suite import SuiteSettings
 def register(commands: argparse._SubParsersAction) -> None:
     """Add ``build`` and ``export`` to ``commands``; each sets ``handler(args) -> exit status``."""
     building = commands.add_parser("build", help="turn a repository into problems: functions, dependency context, "
-                                                 "tests from its own suite, through the admission gate")
+                                                 "tests from its own suite or a model, through the admission gate")
     building.add_argument("source", help="a folder, a local git checkout, or pypi:NAME==VERSION")
     building.add_argument("--out", type=Path, required=True, help="the project folder to write (its name is the "
                                                                   "project's)")
     building.add_argument("--tests", choices=("suite", "model"), default=None,
-                          help="where tests come from (default: the project's suite where it has one)")
+                          help="where tests come from (default: the project's suite where it has one; a model's "
+                               "with --model for the functions it does not run)")
     building.add_argument("--requirements", action="append", default=[], metavar="REQ",
                           help="more requirements for the project's environment (repeatable, or comma-separated)")
     building.add_argument("--private", action="store_true", help="also pick functions whose name starts with _")
@@ -45,6 +51,8 @@ def register(commands: argparse._SubParsersAction) -> None:
     building.add_argument("--no-gate", action="store_true", help="write the problems without the admission gate")
     building.add_argument("--gate-option", action="append", default=[], metavar="OPTION",
                           help="an option for the gate's pytest run, e.g. --gate-option=--repoexec-mutants=5")
+    _add_model_options(building.add_argument_group("tests from a model (--tests=model, or the functions the "
+                                                   "suite does not run)"))
     building.set_defaults(handler=build_command)
 
     exporting = commands.add_parser("export", help="export a problem set for other tools")
@@ -56,10 +64,56 @@ def register(commands: argparse._SubParsersAction) -> None:
     depit.set_defaults(handler=export_depit_command)
 
 
+def _add_model_options(group: argparse._ArgumentGroup) -> None:
+    """The model's options, named as the plugin's without ``repoexec-`` (``--temperature``, ``--base-url``...)."""
+    group.add_argument("--model", default=None, metavar="NAME",
+                       help="any generator --repoexec-model accepts: openai:MODEL, hf:MODEL, vllm:MODEL, an alias")
+    group.add_argument("--tests-per-function", type=int, default=ModelTestSettings.samples, metavar="N",
+                       help="answers asked of the model for each function, each round (%(default)s)")
+    group.add_argument("--coverage-rounds", type=int, default=ModelTestSettings.coverage_rounds, metavar="R",
+                       help="coverage-enhancement rounds while the function's coverage is under the bar "
+                            "(%(default)s)")
+    group.add_argument("--temperature", type=float, default=Sampling.temperature, help="sampling temperature (%(default)s)")
+    group.add_argument("--top-p", type=float, default=Sampling.top_p, help="nucleus sampling (%(default)s)")
+    group.add_argument("--max-tokens", type=int, default=1024, help="tokens of one answer (%(default)s)")
+    group.add_argument("--base-url", default=None, help="openai: server (default: OPENAI_BASE_URL, else OpenAI's)")
+    group.add_argument("--api", choices=("chat", "completions"), default=ModelOptions.api,
+                       help="openai: endpoint (%(default)s)")
+    group.add_argument("--concurrency", type=int, default=ModelOptions.concurrency,
+                       help="openai: requests at once (%(default)s)")
+    group.add_argument("--request-timeout", type=float, default=ModelOptions.request_timeout,
+                       help="openai: seconds a request may take (%(default)s)")
+    group.add_argument("--retries", type=int, default=ModelOptions.retries, help="openai: retries (%(default)s)")
+    group.add_argument("--dtype", default=ModelOptions.dtype, help="hf: and vllm: weights' dtype (%(default)s)")
+    group.add_argument("--batch-size", type=int, default=ModelOptions.batch_size,
+                       help="hf: prompts per batch (%(default)s)")
+    group.add_argument("--tensor-parallel-size", type=int, default=ModelOptions.tensor_parallel_size,
+                       help="vllm: GPUs one model spans (%(default)s)")
+
+
+def _model_settings(args: argparse.Namespace, cache: Path) -> ModelTestSettings | None:
+    if args.model is None:
+        return None
+    if args.tests_per_function < 1 or args.coverage_rounds < 0:
+        raise GenerationError("--tests-per-function must be at least 1 and --coverage-rounds at least 0")
+    options = ModelOptions(
+        cache=cache, sampling=Sampling(args.temperature, args.top_p, args.max_tokens), base_url=args.base_url,
+        api=args.api, concurrency=args.concurrency, request_timeout=args.request_timeout, retries=args.retries,
+        dtype=args.dtype, batch_size=args.batch_size, tensor_parallel_size=args.tensor_parallel_size,
+    )
+    return ModelTestSettings(args.model, options, args.tests_per_function, args.coverage_rounds)
+
+
 def build_command(args: argparse.Namespace) -> int:
     requirements = tuple(part.strip() for entry in args.requirements for part in entry.split(",") if part.strip())
+    cache = args.cache or default_cache_dir()
+    try:
+        model = _model_settings(args, cache)
+    except GenerationError as exc:
+        print(f"repoexec build: {exc}", file=sys.stderr)
+        return 2
     options = BuildOptions(
-        source=args.source, out=args.out, cache=args.cache or default_cache_dir(), tests=args.tests,
+        source=args.source, out=args.out, cache=cache, tests=args.tests, model=model,
         requirements=requirements,
         functions=Options(private=args.private, min_lines=args.min_lines, max_lines=args.max_lines),
         suite=SuiteSettings(test_timeout=args.test_timeout, timeout=args.suite_timeout, max_tests=args.max_tests),

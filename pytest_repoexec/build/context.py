@@ -66,7 +66,7 @@ def full_context(modules: Modules, function: Function) -> str:
                and outer.end_byte <= statement.end_byte)
     used, attributes = free_names(node)
     statements = root.named_children
-    imports = [s for s in statements if s.type in IMPORTS or _import_block(s)]
+    imports = module_imports(root)
     own = _top_level_bindings(statements)
     bindings = _import_bindings(modules, function.module, statements)
 
@@ -89,9 +89,14 @@ def full_context(modules: Modules, function: Function) -> str:
             cross.append(text)
     if class_name:
         in_file.append((top.start_byte, _class_without(data, top, outer, attributes)))
-    parts = ["\n".join(node_text(s) for s in imports)] if imports else []
+    parts = ["\n".join(imports)] if imports else []
     parts += list(dict.fromkeys(text for _, text in sorted(cross, key=lambda pair: pair[0]) + sorted(in_file)))
     return "\n\n\n".join(parts) + "\n" if parts else ""
+
+
+def module_imports(root: Node) -> list[str]:
+    """A module's top-level imports, and its top-level ``try``/``if`` blocks that only import, as written."""
+    return [node_text(s) for s in root.named_children if s.type in IMPORTS or _import_block(s)]
 
 
 def free_names(function: Node) -> tuple[list[str], dict[str, set[str]]]:

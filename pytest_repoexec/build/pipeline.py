@@ -15,9 +15,10 @@ from ..environment import EnvironmentBuildError, Environments, ProjectEnv
 from ..problem import PROJECT_MANIFEST, load_project
 from ..sandbox import SandboxUnavailable, make_sandbox
 from . import BuildError
-from .admit import run_gate, set_rejected_aside
+from .admit import GateOutcome, run_gate, set_rejected_aside
 from .context import Modules, full_context
 from .functions import Function, Options, pick
+from .modeltests import NO_TEST, ModelTestSettings, model_problems, summary
 from .report import REPORT, BuildReport
 from .requirements import declared_dependencies, requirement_files, extras_for_tests
 from .sources import Source, copy_tree, parse_source
@@ -31,6 +32,7 @@ class BuildOptions:
     out: Path
     cache: Path
     tests: str | None = None  # "suite" (the default where the project has tests) or "model"
+    model: ModelTestSettings | None = None  # tests from a model: all with tests="model", else where the suite has none
     requirements: tuple[str, ...] = ()
     functions: Options = Options()
     suite: SuiteSettings = SuiteSettings()
@@ -78,20 +80,7 @@ def build(options: BuildOptions, say: Callable[[str], None] = print) -> BuildRep
             raise BuildError(name, "picking functions", "no function fits (see the reasons with --verbose, or "
                              "widen --min-lines/--max-lines, --private)")
         tests = options.tests or ("suite" if has_tests(env.source_root) else "model")
-        if tests != "suite":
-            raise BuildError(name, "tests", "tests from a model (--tests=model) are not built yet; this project "
-                             "ships no test module" if options.tests is None else "--tests=model is not built yet")
-        with clock.step("suite"):
-            say(f"repoexec build: {name}: running the project's test suite under coverage")
-            run = run_suite(env, picked.functions, make_sandbox(options.sandbox), options.suite)
-        report.suite = {"tests": len(run.outcomes), "passed": len(run.passed),
-                        "not_passed": sorted(t for t, o in run.outcomes.items() if o != "passed"),
-                        "collect_errors": run.collect_errors, "seconds": round(run.seconds, 2)}
-        with clock.step("writing"):
-            written = _write_problems(project, env, picked.functions, run, options, report)
-        if not written:
-            raise BuildError(name, "mapping tests", f"no picked function is run by a passing test of the suite "
-                             f"({len(run.passed)} of {len(run.outcomes)} tests passed)")
+        written = _write_problems(project, env, picked.functions, tests, options, report, clock, say)
         if options.gate:
             with clock.step("gate"):
                 say(f"repoexec build: {name}: {len(written)} problems through the admission gate")
@@ -140,23 +129,79 @@ def import_root(root: Path) -> str:
     return "."
 
 
-def _write_problems(project: Path, env: ProjectEnv, functions: list[Function], run: SuiteRun,
-                    options: BuildOptions, report: BuildReport) -> list[str]:
-    modules = Modules(env.import_root)
-    names = problem_names(functions)
-    written = []
+def _write_problems(project: Path, env: ProjectEnv, functions: list[Function], tests: str, options: BuildOptions,
+                    report: BuildReport, clock: _Clock, say: Callable[[str], None]) -> list[str]:
+    """A problem for each function with tests: the suite's where passing ones run it (``tests == "suite"``),
+    the model's for the others, or for all (``"model"``); the problems written."""
+    name = project.name
+    if tests == "model" and options.model is None:
+        raise BuildError(name, "tests", "tests from a model need --model=NAME" + (
+            "; this project ships no test module" if options.tests is None else ""))
+    modules, names = Modules(env.import_root), problem_names(functions)
+    written, untested = [], functions
+    if tests == "suite":
+        with clock.step("suite"):
+            say(f"repoexec build: {name}: running the project's test suite under coverage")
+            run = run_suite(env, functions, make_sandbox(options.sandbox), options.suite)
+        report.suite = {"tests": len(run.outcomes), "passed": len(run.passed),
+                        "not_passed": sorted(t for t, o in run.outcomes.items() if o != "passed"),
+                        "collect_errors": run.collect_errors, "seconds": round(run.seconds, 2)}
+        with clock.step("writing"):
+            written, untested = _write_suite_problems(project, modules, names, functions, run, options, report)
+        if options.model is None:
+            report.skipped += [(_label(function), "no passing test runs its body") for function in untested]
+            if not written:
+                raise BuildError(name, "mapping tests", f"no picked function is run by a passing test of the suite "
+                                 f"({len(run.passed)} of {len(run.outcomes)} tests passed)")
+    if options.model is not None and untested:
+        with clock.step("model tests"):
+            from_model = _write_model_problems(project, modules, names, untested, options, report, say)
+        if not written and not from_model:
+            raise BuildError(name, "generating tests", f"{options.model.model} gave no usable test for any of the "
+                             f"{len(untested)} functions ({summary(report.generated)})")
+        written += from_model
+    return written
+
+
+def _write_suite_problems(project: Path, modules: Modules, names: dict[Function, str], functions: list[Function],
+                          run: SuiteRun, options: BuildOptions, report: BuildReport
+                          ) -> tuple[list[str], list[Function]]:
+    """A problem for each function that passing suite tests run; (the problems written, the other functions)."""
+    written, untested = [], []
     for function in functions:
-        label = f"{function.module}:{function.qualname}"
         suite = suite_for(function, run, options.suite.max_tests)
         if not suite:
-            report.skipped.append((label, "no passing test runs its body"))
+            untested.append(function)
             continue
-        manifest = problem_manifest(function, full_context(modules, function), suite)
-        write_problem(project, names[function], manifest)
+        write_problem(project, names[function], problem_manifest(function, full_context(modules, function),
+                                                                 len(suite), suite))
         written.append(names[function])
-        report.problems.append({"name": names[function], "function": label, "tests": len(suite),
+        report.problems.append({"name": names[function], "function": _label(function), "tests": len(suite),
+                                "tests_from": "suite", "verdict": "written"})
+    return written, untested
+
+
+def _write_model_problems(project: Path, modules: Modules, names: dict[Function, str], functions: list[Function],
+                          options: BuildOptions, report: BuildReport, say: Callable[[str], None]) -> list[str]:
+    """Problems with tests from ``options.model``; a function it gives no usable test is skipped."""
+    def fix(problems: list[str]) -> GateOutcome:
+        return run_gate(project, options.cache, options.sandbox, options.workers,
+                        [*options.gate_options, "--repoexec-mutants=0"], options.gate_timeout, problems, fix=True)
+
+    written, report.generated = model_problems(project, modules, functions, names, options.model, fix, say)
+    for function in functions:
+        label = _label(function)
+        if names[function] not in written:
+            report.skipped.append((label, NO_TEST))
+            continue
+        report.problems.append({"name": names[function], "function": label,
+                                "tests": len(report.generated[label]["kept"]), "tests_from": "model",
                                 "verdict": "written"})
     return written
+
+
+def _label(function: Function) -> str:
+    return f"{function.module}:{function.qualname}"
 
 
 def _gate(project: Path, written: list[str], options: BuildOptions, report: BuildReport) -> None:

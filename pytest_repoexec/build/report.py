@@ -22,6 +22,7 @@ class BuildReport:
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (function, reason), every step's
     problems: list[dict[str, Any]] = field(default_factory=list)  # name, function, tests, verdict, reasons, figures
     suite: dict[str, Any] = field(default_factory=dict)  # the suite run: tests, passed, failed, collect errors
+    generated: dict[str, dict[str, Any]] = field(default_factory=dict)  # function -> kept, dropped, fixed, rounds
     seconds: dict[str, float] = field(default_factory=dict)  # by step
 
     @property
@@ -52,6 +53,7 @@ class BuildReport:
             "skipped_by_reason": dict(Counter(reason for _, reason in self.skipped).most_common()),
             "seconds_by_step": {step: round(value, 2) for step, value in self.seconds.items()},
             "suite": self.suite,
+            "generated": self.generated,
             "problems": self.problems,
             "skipped": [{"function": function, "reason": reason} for function, reason in self.skipped],
         }

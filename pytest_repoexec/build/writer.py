@@ -1,6 +1,6 @@
-"""The built project in the engine's format: ``project.toml``, and a folder per problem whose tests are node
-ids of the project's own suite (``suite``), run in place in the sample's tree, so the folder has no test
-module of its own."""
+"""The built project in the engine's format: ``project.toml``, and a folder per problem whose tests are either
+node ids of the project's own suite (``suite``), run in place in the sample's tree, so the folder has no test
+module of its own, or a model's tests in the problem's own test module."""
 
 from __future__ import annotations
 
@@ -44,19 +44,29 @@ def problem_names(functions: list[Function]) -> dict[Function, str]:
     return names
 
 
-def problem_manifest(function: Function, context: str, suite: list[str]) -> dict[str, Any]:
+def problem_manifest(function: Function, context: str, test_count: int, suite: list[str] | None = None
+                     ) -> dict[str, Any]:
+    """The manifest of a problem judged by ``suite`` (node ids), or by a test module of its own without it."""
     return {
         "module": function.module,
         "entry_point": function.qualname,
-        "test_count": len(suite),
-        "suite": suite,
+        "test_count": test_count,
+        **({"suite": suite} if suite is not None else {}),
         "reference": function.reference,
         "prompt": {"context": {"full": context}},
     }
 
 
-def write_problem(project: Path, name: str, manifest: dict[str, Any]) -> Path:
+def write_problem(project: Path, name: str, manifest: dict[str, Any], tests: str | None = None) -> Path:
+    """The problem's folder, its manifest and, for a problem with a test module of its own, ``test_<name>.py``
+    (written again, with the manifest, whenever the tests change)."""
     folder = project / name
-    folder.mkdir()
+    folder.mkdir(exist_ok=True)
     (folder / PROBLEM_MANIFEST).write_text(tomli_w.dumps(manifest, multiline_strings=True), encoding="utf-8")
+    if tests is not None:
+        tests_path(project, name).write_text(tests, encoding="utf-8")
     return folder
+
+
+def tests_path(project: Path, name: str) -> Path:
+    return project / name / f"test_{name}.py"
