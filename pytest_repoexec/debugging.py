@@ -16,7 +16,7 @@ from typing import Protocol
 
 import pytest
 
-from . import syntax, transport
+from . import progress, syntax, transport
 from .candidate import make_candidate
 from .evaluation import Evaluation
 from .generation import GenerationError
@@ -59,22 +59,31 @@ def run_rounds(
     judge: Judge,
     level: str,
     workers: int = 1,
-    progress: Callable[[str], None] = lambda line: None,
+    announce: Callable[[str], None] = lambda line: None,
+    shown: bool = False,
 ) -> Iterator[tuple[Round, list[Revision]]]:
     """Debug the failing samples of ``start`` (each result with its completion) for ``rounds`` rounds.
 
     Yields each round as it ends (round 0 is ``start`` itself) with the answers the model gave in it, so that
-    a caller keeps the rounds already done when a later one cannot be asked.
+    a caller keeps the rounds already done when a later one cannot be asked. ``announce`` hears a line as each
+    round starts; ``shown`` draws a bar of its judging.
     """
     standing: dict[SampleKey, tuple[SampleResult, str]] = {(r.problem, r.sample): (r, c) for r, c in start}
     yield Round(0, tuple(result for result, _ in standing.values()), 0, 0), []
     for number in range(1, rounds + 1):
         failing = [key for key, (result, _) in standing.items() if not result.passed]
-        progress(f"debugging round {number}: {len(failing)} failing samples go back to the model")
+        announce(f"debugging round {number}: {len(failing)} failing samples go back to the model")
         prompts = {_name(key): prompt_for(problems[key[0]], *standing[key], level) for key in failing}
         answers = reviser.revise(prompts) if prompts else {}
-        with ThreadPoolExecutor(max(1, workers)) as pool:
-            evaluations = list(pool.map(lambda key: judge(problems[key[0]], key[1], answers[_name(key)]), failing))
+
+        def judged(key: SampleKey) -> Evaluation:
+            evaluation = judge(problems[key[0]], key[1], answers[_name(key)])
+            shown_bar.update()
+            return evaluation
+
+        with progress.bar(len(failing), f"debugging round {number}", "sample", shown and bool(failing)) as shown_bar, \
+                ThreadPoolExecutor(max(1, workers)) as pool:
+            evaluations = list(pool.map(judged, failing))
         revisions = []
         for key, evaluation in zip(failing, evaluations):
             standing[key] = (evaluation.result, evaluation.candidate.completion)
@@ -86,9 +95,12 @@ def run_rounds(
 def prompt_for(problem: Problem, result: SampleResult, completion: str, level: str) -> Prompt:
     """The debugging prompt of one failing sample: its function, the test it failed first, the error log."""
     candidate = make_candidate(problem, completion)
-    tests = problem.tests.read_text(encoding="utf-8")
+    if problem.tests is None:  # the project's suite: the prompt names the tests, whose files the model never saw
+        tests = "\n".join(f"# {node}" for node in problem.suite)
+    else:
+        tests = problem.tests.read_text(encoding="utf-8")
     test_case = None
-    if result.failed_test:
+    if result.failed_test and problem.tests is not None:
         test_case = syntax.find_function(tests, result.failed_test.partition("[")[0])
     return debug_prompt(
         problem,
@@ -139,7 +151,8 @@ class DebugPhase:
         reporter = config.pluginmanager.get_plugin("terminalreporter")
         rounds = run_rounds(
             self.settings.debug_rounds, problems, start, self.reviser, self.samples.judge, self.settings.context,
-            self.settings.workers, progress=lambda line: reporter and reporter.write_line(f"repoexec: {line}"),
+            self.settings.workers, announce=lambda line: reporter and reporter.write_line(f"repoexec: {line}"),
+            shown=progress.wanted(config),
         )
         try:
             for finished, revisions in rounds:

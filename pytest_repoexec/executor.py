@@ -138,14 +138,16 @@ class SubprocessExecutor:
         self, env: ProjectEnv, problem: Problem, module_source: str, options: RunOptions = RunOptions()
     ) -> SampleRun:
         focal = module_file(env.import_root, problem.module).relative_to(env.source_root)
-        test_path = focal.parent / problem.tests.name
-        if (env.source_root / test_path).exists():
-            raise ProblemLayoutError(f"{test_path} already exists in project {problem.project.name}'s source")
-        tests = options.tests_source.encode("utf-8") if options.tests_source else problem.tests.read_bytes()
-        tree = sample_tree(env.source_root, {focal: module_source.encode("utf-8"), test_path: tests,
-                                             test_path.parent / CONFIG: b"[pytest]\n"})
+        files = {focal: module_source.encode("utf-8")}
+        if problem.tests is not None:  # the problem's own module, beside the focal module, with a config of its own
+            test_path = focal.parent / problem.tests.name
+            if (env.source_root / test_path).exists():
+                raise ProblemLayoutError(f"{test_path} already exists in project {problem.project.name}'s source")
+            files[test_path] = options.tests_source.encode("utf-8") if options.tests_source else problem.tests.read_bytes()
+            files[test_path.parent / CONFIG] = b"[pytest]\n"
+        tree = sample_tree(env.source_root, files)
         with tempfile.TemporaryDirectory(prefix="repoexec-sample-") as scratch:
-            launch = self._plan(env, problem, tree, test_path, Path(scratch), focal, options)
+            launch = self._plan(env, problem, tree, Path(scratch), focal, options)
             token = secrets.token_hex(16)
             started = time.monotonic()
             watched = self._execute(env, problem, launch, token)
@@ -162,8 +164,7 @@ class SubprocessExecutor:
         """Nothing outlives a sample here; the warm executor stops its processes."""
 
     def _plan(
-        self, env: ProjectEnv, problem: Problem, tree: Tree, test_path: Path, scratch: Path, focal: Path,
-        options: RunOptions,
+        self, env: ProjectEnv, problem: Problem, tree: Tree, scratch: Path, focal: Path, options: RunOptions
     ) -> Launch:
         confined = isinstance(self.sandbox, Bubblewrap)
         limits = self.limits.overridden(problem.limits)
@@ -180,12 +181,20 @@ class SubprocessExecutor:
             home, tmp, seen_expected = scratch / "home", scratch / "tmp", expected
             home.mkdir()
             tmp.mkdir()
+        if problem.tests is None:  # the project's own tests, in place: its conftest files and its configuration,
+            # less the options it adds to every run (they may name plugins that its environment does not hold)
+            where = [*(str(root / node) for node in problem.suite), "-o", "addopts="]
+        else:
+            test_path = focal.parent / problem.tests.name
+            where = [str(root / test_path), "-c", str(root / test_path.parent / CONFIG), "--noconftest"]
         arguments = [
-            str(root / test_path),
+            *where,
             "-p", "repoexec_inner", "-p", "pytest_timeout", f"--timeout={problem.timeout or self.test_timeout}",
+            # the limit times the test function, as RepoExec's timeout decorator did: not pytest making its report
+            # (a long traceback, a deep recursion's, may take a second to format, and an alarm there loses it)
+            "-o", "timeout_func_only=true",
             f"--repoexec-limits={limits.rlimits()}", f"--repoexec-focal-module={problem.module}",
-            "-c", str(root / test_path.parent / CONFIG), f"--rootdir={root}", "--noconftest",
-            "-p", "no:cacheprovider", "-q", "--tb=short", "-rN", "--color=no",
+            f"--rootdir={root}", "-p", "no:cacheprovider", "-q", "--tb=short", "-rN", "--color=no",
             # a warm process imported both plugins before pytest could rewrite them (they have no assertions)
             "-W", "ignore::pytest.PytestAssertRewriteWarning",
             *(f"--repoexec-deselect={name}" for name in problem.quarantine),
@@ -214,6 +223,8 @@ class SubprocessExecutor:
             "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
             "REPOEXEC_EXPECTED": str(seen_expected),
         }
+        if problem.tests is None:  # the suite imports the project as if it were installed, whatever its layout
+            environment["PYTHONPATH"] = str(root / env.project.import_root)
         return Launch(tuple(arguments), environment, view, confined, self.sample_timeout * options.reruns, limits,
                       problem.timeout or self.test_timeout)
 

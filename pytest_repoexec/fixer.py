@@ -59,6 +59,8 @@ class FixResult:
 
 def fix_assertions(problem: Problem, env: ProjectEnv, executor: Executor) -> FixResult:
     """Rewrite the problem's tests until every remaining test passes against the reference."""
+    if problem.tests is None:
+        raise FixError("the problem is judged by the project's own suite, which the fixer does not rewrite")
     original_tests = problem.tests.read_text(encoding="utf-8")
     module = module_file(env.import_root, problem.module).read_text(encoding="utf-8")
     with tempfile.TemporaryDirectory(prefix="repoexec-fixer-") as scratch:

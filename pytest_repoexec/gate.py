@@ -60,18 +60,25 @@ class GateResult:
 
 
 def check(problem: Problem, env: ProjectEnv, executor: Executor, settings: GateSettings) -> GateResult:
-    """The gate's verdict on one problem (its test module parses: loading the problem made sure of that)."""
-    tests = problem.tests.read_text(encoding="utf-8")
+    """The gate's verdict on one problem (its test module parses: loading the problem made sure of that; a
+    problem judged by the project's suite names tests of the project's source)."""
     module = module_file(env.import_root, problem.module).read_text(encoding="utf-8")
-    reasons = [f"test sanity: {line}" for line in testmodule.sanity_problems(tests, problem.function_name)]
-
     findings = scan(problem.reference, "reference", function_lines(module, problem.entry_point)[0])
-    findings += scan(tests, problem.tests.name)
+    reruns = 1 if problem.known_failure else settings.reruns  # its reference cannot pass here: no flakiness to judge
+    if problem.tests is None:  # the project's own tests: chosen for running the function's body, which coverage
+        # checks below; they stay as the project wrote them, so their outcomes (not their values) are compared
+        reasons = []
+        for name in sorted({node.partition("::")[0] for node in problem.suite}):
+            findings += scan((env.source_root / name).read_text(encoding="utf-8"), name)
+        options = RunOptions(reruns=reruns, coverage=True)
+    else:
+        tests = problem.tests.read_text(encoding="utf-8")
+        reasons = [f"test sanity: {line}" for line in testmodule.sanity_problems(tests, problem.function_name)]
+        findings += scan(tests, problem.tests.name)
+        sites = testmodule.assertion_sites(tests, problem.function_name)
+        options = RunOptions(tests_source=testmodule.instrument(tests, sites), reruns=reruns, coverage=True)
     reasons += [f"unsafe: {finding}" for finding in findings if finding.kind not in problem.allow]
 
-    sites = testmodule.assertion_sites(tests, problem.function_name)
-    reruns = 1 if problem.known_failure else settings.reruns  # its reference cannot pass here: no flakiness to judge
-    options = RunOptions(tests_source=testmodule.instrument(tests, sites), reruns=reruns, coverage=True)
     run = executor.run(env, problem, module, options)
     _, error = verdict(run, problem.test_count)
     if error:

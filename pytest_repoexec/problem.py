@@ -76,7 +76,7 @@ class Problem:
     module: str
     entry_point: str
     test_count: int
-    tests: Path
+    tests: Path | None  # the problem's own test module; None for a problem judged by the project's suite
     expected: Path
     reference: str
     dependencies: tuple[str, ...]
@@ -89,6 +89,7 @@ class Problem:
     network: bool = False  # the tests need the network: the sandbox shares the host's
     limits: dict[str, int] = field(default_factory=dict, compare=False, hash=False)  # over the run's, by Limits field
     prompt_overrides: dict[str, str] = field(default_factory=dict, compare=False, hash=False)
+    suite: tuple[str, ...] = ()  # node ids of the project's own tests, relative to its source root, run in place
 
     @property
     def id(self) -> str:
@@ -251,7 +252,7 @@ def _load_source(fields: _Fields, project_dir: Path) -> Source:
 
 _PROBLEM_FIELDS = {
     "module", "entry_point", "test_count", "number", "tests", "expected", "timeout", "dependencies",
-    "reference", "prompt", "known_failure", "quarantine", "allow", "network", "limits",
+    "reference", "prompt", "known_failure", "quarantine", "allow", "network", "limits", "suite",
 }
 
 
@@ -282,8 +283,14 @@ def load_problem(manifest: Path) -> Problem:
     reference = fields.get("reference", str)
     function_name = entry_point.rpartition(".")[2]
     _check_reference(fields, reference, function_name)
-    tests = _find_tests(fields, manifest.parent)
-    _check_test_count(fields, tests, test_count)
+    suite = _suite(fields)
+    if suite:
+        tests = None
+        if len(suite) != test_count:
+            raise fields.error("test_count", f"is {test_count} but suite names {len(suite)} tests")
+    else:
+        tests = _find_tests(fields, manifest.parent)
+        _check_test_count(fields, tests, test_count)
     expected = manifest.parent / fields.get("expected", str, "expected")
     if "expected" in fields.table and not expected.is_dir():
         raise fields.error("expected", f"folder {expected} does not exist")
@@ -331,6 +338,7 @@ def load_problem(manifest: Path) -> Problem:
         quarantine=quarantine,
         allow=allow,
         prompt_overrides=overrides,
+        suite=suite,
     )
 
 
@@ -368,6 +376,22 @@ def _check_reference(fields: _Fields, reference: str, function_name: str) -> Non
     ]
     if function_name not in defined:
         raise fields.error("reference", f"does not define function {function_name!r}")
+
+
+def _suite(fields: _Fields) -> tuple[str, ...]:
+    """The project's own tests that judge the problem, by node id (``tests/test_x.py::Class::test_y[1]``),
+    relative to the source root; such a problem has no test module of its own."""
+    suite = _names(fields, "suite")
+    if suite and "tests" in fields.table:
+        raise fields.error("suite", "a problem is judged by its own test module (tests) or by the project's suite, "
+                                    "not both")
+    for node in suite:
+        path = node.partition("::")[0]
+        if not path.endswith(".py") or path.startswith("/") or ".." in Path(path).parts or "::" not in node:
+            raise fields.error("suite", f"not a test's node id relative to the source root: {node!r}")
+    if len(set(suite)) != len(suite):
+        raise fields.error("suite", "names a test twice")
+    return suite
 
 
 def _find_tests(fields: _Fields, folder: Path) -> Path:

@@ -41,8 +41,9 @@ def engine_digest() -> str:
 def problem_digest(problem: Problem) -> str:
     """The problem as its tests see it: manifest, test module, expected files."""
     digest = hashlib.sha256()
-    for path in (problem.manifest, problem.tests):
-        digest.update(path.read_bytes() + b"\0")
+    for path in (problem.manifest, problem.tests):  # a suite's tests are the project's source: the env's key
+        if path is not None:
+            digest.update(path.read_bytes() + b"\0")
     if problem.expected.is_dir():
         for path in sorted(problem.expected.rglob("*")):
             if path.is_file():

@@ -117,7 +117,7 @@ def test_xdist_gives_the_same_totals(mini, run_repoexec, pytester):
     serial.assert_outcomes(passed=4, failed=2)
     parallel.assert_outcomes(passed=4, failed=2)
     assert parallel_report["metrics"] == serial_report["metrics"]
-    how = ("duration", "store", "copied_from")  # how a verdict came about (run here or read back), not what it is
+    how = ("duration", "store", "copied_from", "phases")  # how a verdict came about (run here or read back, how fast)
     assert [{k: v for k, v in s.items() if k not in how} for s in parallel_report["samples"]] == [
         {k: v for k, v in s.items() if k not in how} for s in serial_report["samples"]
     ]

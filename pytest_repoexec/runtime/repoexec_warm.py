@@ -253,7 +253,9 @@ def _test_process(request, fds, prepared):
     import tempfile
 
     tempfile.tempdir = None
-    sys.path[:] = [request["workdir"], *sys.path[1:]]  # as `python -m` puts the working directory first
+    # as a fresh `python -m` sets it: the working directory first, then PYTHONPATH's folders
+    extra = [folder for folder in request["environment"].get("PYTHONPATH", "").split(os.pathsep) if folder]
+    sys.path[:] = [request["workdir"], *extra, *sys.path[1:]]
     sys.path_importer_cache.clear()
     importlib.invalidate_caches()
     numpy_random = sys.modules.get("numpy.random")
