@@ -103,19 +103,20 @@ def resume(out: Path, replay: Path, workers: str, samples: int, uninterrupted: d
             time.sleep(0.5)
         os.killpg(killed.pid, signal.SIGKILL)
         killed.wait()
-        stored = len(list(results.glob("*/*.json")))
-        print(f"kill -9 after {time.perf_counter() - started:.0f} s with {stored} verdicts stored")
+        stored = len(list(results.glob("*/*.json")))  # samples' verdicts, and the references' timing runs
+        print(f"kill -9 after {time.perf_counter() - started:.0f} s with {stored} entries stored")
         session(out, replay, workers, report)
         resumed = json.loads(report.read_text())
-        entries = len(list(results.glob("*/*.json")))
     finally:
         shutil.rmtree(results, ignore_errors=True)
         aside.rename(results)
     counts = resumed["store"]
+    # each distinct module is either read back by its own sample (stored by the killed run) or evaluated now
+    distinct = len(uninterrupted["samples"]) - uninterrupted["store"]["copies"]
+    once = counts["read"] - counts["copies"] + counts["evaluated"] == distinct and not counts["replaced"]
     print(f"the second run read {counts['read']} (with {counts['copies']} copies), evaluated {counts['evaluated']}, "
-          f"replaced {counts['replaced']}; each entry written once: "
-          f"{stored + counts['evaluated'] == entries and not counts['replaced']}; "
-          f"metrics as the uninterrupted warm run's: {resumed['metrics'] == uninterrupted['metrics']}")
+          f"replaced {counts['replaced']}; each of the {distinct} distinct modules evaluated once over the two runs: "
+          f"{once}; metrics as the uninterrupted warm run's: {resumed['metrics'] == uninterrupted['metrics']}")
     before, after = verdicts(uninterrupted), verdicts(resumed)
     for key in sorted(key for key in before if before[key] != after.get(key)):
         print(f"  {key[0]} sample {key[1]}: uninterrupted {before[key]}, resumed {after.get(key)}")

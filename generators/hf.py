@@ -47,6 +47,7 @@ class TransformersBackend:
     def __init__(self, model: str, dtype: str = "auto", batch_size: int = 8) -> None:
         self.model_name, self.dtype, self.batch_size = model, dtype, batch_size
         self.identity = {"backend": "hf", "model": model, "dtype": dtype}
+        self.tokens = 0
 
     @functools.cached_property
     def tokenizer(self) -> Any:
@@ -93,7 +94,9 @@ class TransformersBackend:
                 tokenizer=tokenizer,
                 pad_token_id=tokenizer.pad_token_id,
             )
-        texts = tokenizer.batch_decode(output[:, inputs["input_ids"].shape[1] :], skip_special_tokens=True)
+        written = output[:, inputs["input_ids"].shape[1] :]
+        self.tokens += int((written != tokenizer.pad_token_id).sum())
+        texts = tokenizer.batch_decode(written, skip_special_tokens=True)
         texts = [cut_at_stop(text, sampling.stop) for text in texts]
         per_prompt = len(texts) // len(batch)
         return [(texts[i * per_prompt : (i + 1) * per_prompt] * n)[:n] for i in range(len(batch))]

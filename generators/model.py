@@ -12,6 +12,7 @@ import dataclasses
 import functools
 import importlib.util
 import re
+import time
 from collections import defaultdict
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -21,6 +22,7 @@ from typing import Any, Protocol
 import pytest
 
 from pytest_repoexec.completion_cache import CompletionCache, cache_key
+from pytest_repoexec import progress
 from pytest_repoexec.environment import default_cache_dir
 from pytest_repoexec.generation import GenerationError, Generator, GeneratorRegistry, write_completions
 from pytest_repoexec.postprocess import STOP_SEQUENCES
@@ -78,6 +80,7 @@ class Settings:
     level: str = "full"
     sampling: Sampling = Sampling()
     save_to: Path | None = None
+    progress: bool = False  # draw a bar of the requests (see pytest_repoexec.progress)
 
     @classmethod
     def from_config(cls, config: pytest.Config) -> Settings:
@@ -98,12 +101,14 @@ class Settings:
             level=config.getoption("repoexec_context"),
             sampling=sampling,
             save_to=Path(save_to) if save_to else None,
+            progress=progress.wanted(config),
         )
 
 
 class Backend(Protocol):
     identity: Mapping[str, Any]  # what decides the answers besides prompt and sampling: backend, model, endpoint
     continues: bool  # whether answers continue the prompt's code, and so end at the stop sequences
+    tokens: int | None  # tokens the model has written so far, where the backend learns it (for the rate shown)
 
     def render(self, prompt: Prompt) -> Any:
         """The prompt as the model takes it (JSON-serialisable: it is part of the cache key)."""
@@ -134,9 +139,11 @@ class ModelGenerator:
     def revise(self, prompts: Mapping[str, Prompt]) -> dict[str, str]:
         """One greedy answer to each debugging prompt, as the paper's debugging rounds ask."""
         greedy = dataclasses.replace(self.settings.sampling, temperature=0.0, top_p=1.0)
-        return {name: texts[0] for name, texts in self._complete(prompts, 1, greedy).items()}
+        return {name: texts[0] for name, texts in self._complete(prompts, 1, greedy, "debugging answers").items()}
 
-    def _complete(self, prompts: Mapping[str, Prompt], n: int, sampling: Sampling) -> dict[str, list[str]]:
+    def _complete(
+        self, prompts: Mapping[str, Prompt], n: int, sampling: Sampling, what: str = "generation"
+    ) -> dict[str, list[str]]:
         """``n`` completions of each prompt: what the cache holds, and the rest from the backend."""
         sampling = dataclasses.replace(sampling, stop=STOP_SEQUENCES if self.backend.continues else ())
         keys: dict[str, str] = {}
@@ -150,9 +157,16 @@ class ModelGenerator:
         for key, texts in stored.items():
             if len(texts) < n:
                 missing[n - len(texts)].append(key)
-        for count, group in missing.items():
-            for index, texts in self.backend.complete([requests[key] for key in group], count, sampling):
-                stored[group[index]] = self.cache.add(group[index], texts)
+        asked = sum(map(len, missing.values()))
+        with progress.bar(asked, what, "request", self.settings.progress and asked > 0) as shown:
+            began, tokens = time.monotonic(), self.backend.tokens
+            for count, group in missing.items():
+                for index, texts in self.backend.complete([requests[key] for key in group], count, sampling):
+                    stored[group[index]] = self.cache.add(group[index], texts)
+                    if tokens is not None and self.backend.tokens is not None:
+                        rate = (self.backend.tokens - tokens) / max(time.monotonic() - began, 1e-6)
+                        shown.set_postfix_str(f"{rate:.0f} tokens/s", refresh=False)
+                    shown.update()
         short = [name for name, key in keys.items() if len(stored[key]) < n]
         if short:
             raise GenerationError(f"the model gave fewer than {n} completions for {', '.join(short)}")

@@ -44,6 +44,7 @@ class OpenAIBackend:
         self.client, self.model, self.api, self.concurrency = client, model, api, concurrency
         self.identity = {"backend": "openai", "base_url": str(client.base_url), "api": api, "model": model}
         self.continues = api == "completions"
+        self.tokens: int | None = 0
         self._checked = False
 
     def render(self, prompt: Prompt) -> Any:
@@ -58,17 +59,20 @@ class OpenAIBackend:
                 if future.cancelled():
                     continue
                 try:
-                    texts = future.result()
+                    texts, tokens = future.result()
                 except Exception as exc:  # the client's errors, reported once the others are in
                     failure = failure or exc
                     for pending in futures:
                         pending.cancel()
                     continue
+                if self.tokens is not None:
+                    self.tokens = None if tokens is None else self.tokens + tokens  # a server without usage: no rate
                 yield futures[future], texts  # finished requests are kept even when another one failed
         if failure is not None:
             raise GenerationError(f"a request to {self.client.base_url} failed: {_describe(failure)}")
 
-    def _request(self, request: Any, n: int, sampling: Sampling) -> list[str]:
+    def _request(self, request: Any, n: int, sampling: Sampling) -> tuple[list[str], int | None]:
+        """The request's completions, and the tokens written for them where the server says."""
         options: dict[str, Any] = {
             "model": self.model, "n": n, "temperature": sampling.temperature, "top_p": sampling.top_p,
             "max_tokens": sampling.max_tokens,
@@ -77,9 +81,11 @@ class OpenAIBackend:
             options["stop"] = list(sampling.stop)
         if self.continues:
             answer = self.client.completions.create(prompt=request, **options)
-            return [choice.text for choice in sorted(answer.choices, key=lambda c: c.index)]
-        answer = self.client.chat.completions.create(messages=request, **options)
-        return [choice.message.content or "" for choice in sorted(answer.choices, key=lambda c: c.index)]
+            texts = [choice.text for choice in sorted(answer.choices, key=lambda c: c.index)]
+        else:
+            answer = self.client.chat.completions.create(messages=request, **options)
+            texts = [choice.message.content or "" for choice in sorted(answer.choices, key=lambda c: c.index)]
+        return texts, answer.usage.completion_tokens if answer.usage else None
 
     def _check_server(self) -> None:
         """Fail with a clear message before the first batch when the server is out of reach or refuses the key.

@@ -56,6 +56,7 @@ class VLLM:
 
 class VLLMBackend:
     continues = True  # as with hf: a base prompt is continued, an instruction's answer is prefilled
+    tokens = None  # one batched call, which draws vLLM's own bar with its rates
 
     def __init__(self, model: str, engine: Callable[[], VLLMEngine], dtype: str = "auto") -> None:
         self.model_name, self._start_engine = model, engine

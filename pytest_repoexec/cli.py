@@ -1,6 +1,8 @@
 """The ``repoexec`` command: ``repoexec import SRC --out DIR`` turns published RepoExec data into problems;
+``repoexec build SOURCE --out DIR`` turns a repository into problems, and ``repoexec export depit`` writes
+instruction-tuning records of a problem set (``build/``);
 ``repoexec setup`` installs and checks what the sandbox needs (bubblewrap), which pip cannot bring;
-``repoexec compare RUN.json...`` puts runs side by side with confidence intervals."""
+``repoexec compare RUN.json... [--html PATH]`` puts runs side by side with confidence intervals."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from .build.command import register as register_build
 from .importer.convert import load_pins, write_project
 from .importer.sources import Problems, SourceError, read_data_folder, read_hugging_face
 from .leaderboard import compare, render
@@ -39,11 +42,16 @@ def main(argv: list[str] | None = None) -> int:
     comparing.add_argument("--resamples", type=int, default=2000, metavar="N", help="bootstrap resamples (default 2000)")
     comparing.add_argument("--confidence", type=float, default=0.95, metavar="C", help="interval level (default 0.95)")
     comparing.add_argument("--seed", type=int, default=0, help="seed of the resampling (default 0)")
+    comparing.add_argument("--html", type=Path, default=None, metavar="PATH",
+                           help="also write the leaderboard as a self-contained HTML page, with a plot of the intervals")
+    register_build(commands)
     args = parser.parse_args(argv)
+    if "handler" in args:
+        return args.handler(args)
     if args.command == "setup":
         return setup_command(args.browser)
     if args.command == "compare":
-        return compare_command(args.runs, args.format == "md", args.resamples, args.confidence, args.seed)
+        return compare_command(args.runs, args.format == "md", args.resamples, args.confidence, args.seed, args.html)
     return import_command(args.source, args.out, args.outputs, args.projects)
 
 
@@ -88,7 +96,9 @@ def setup_command(browser: bool = False) -> int:
     return 0
 
 
-def compare_command(paths: list[Path], markdown: bool, resamples: int, confidence: float, seed: int) -> int:
+def compare_command(
+    paths: list[Path], markdown: bool, resamples: int, confidence: float, seed: int, html: Path | None = None
+) -> int:
     if resamples < 100 or not 0.5 <= confidence < 1:
         print("repoexec compare: --resamples must be at least 100 and --confidence in [0.5, 1)", file=sys.stderr)
         return 2
@@ -98,6 +108,11 @@ def compare_command(paths: list[Path], markdown: bool, resamples: int, confidenc
         print(f"repoexec compare: {exc}", file=sys.stderr)
         return 2
     print("\n".join(render(board, markdown)))
+    if html is not None:
+        from .htmlreport import render_compare_html, write_page  # matplotlib loads only when a page is asked for
+
+        write_page(html, render_compare_html(board))
+        print(f"page: {html}")
     return 0
 
 

@@ -20,7 +20,8 @@ import sys
 import tarfile
 import tempfile
 import zipfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,6 +33,7 @@ from packaging.markers import default_environment
 from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 
+from . import progress
 from .problem import Project
 
 COMPLETE_MARKER = ".repoexec-complete"
@@ -89,6 +91,28 @@ class Environments:
         if isinstance(built, EnvironmentBuildError):
             raise built
         return built
+
+    def prepare(self, projects: Sequence[Project], workers: int, shown: bool) -> None:
+        """Build the projects' environments before the first sample, ``workers`` at a time, with a bar that names
+        the builds under way. A build that fails is remembered: each of its samples reports it."""
+        todo = list({str(project.manifest): project for project in projects}.values())
+        under_way: list[str] = []
+
+        def build(project: Project) -> None:
+            under_way.append(project.name)
+            shown_bar.set_postfix_str(", ".join(under_way), refresh=True)
+            try:
+                self.get(project)
+            except EnvironmentBuildError:
+                pass
+            finally:
+                under_way.remove(project.name)
+                shown_bar.set_postfix_str(", ".join(under_way), refresh=False)
+                shown_bar.update()
+
+        with progress.bar(len(todo), "environments", "project", shown) as shown_bar, \
+                ThreadPoolExecutor(max(1, workers)) as pool:
+            list(pool.map(build, todo))
 
     def _build(self, project: Project) -> ProjectEnv:
         _check_python(project)

@@ -1,5 +1,6 @@
 """``--repoexec-html=PATH``: a scoring run as one self-contained HTML page, made from the same document as the
-JSON report (``report.ResultsCollector.document``), so that the page never shows what the JSON does not hold.
+JSON report (``report.ResultsCollector.document``), so that the page never shows what the JSON does not hold;
+and ``repoexec compare --html PATH``: the leaderboard as such a page.
 
 The page needs no network and no script: styles are inline, the plots are inline SVG (``plots``), and each
 problem's samples fold open with ``<details>``. The layout lives in a Jinja template
@@ -16,6 +17,7 @@ from typing import Any
 import jinja2
 
 from . import plots
+from .leaderboard import DIFFERENCE_HEADER, Leaderboard, board_tables
 from .report import percent
 
 _TEMPLATES = jinja2.Environment(
@@ -33,11 +35,11 @@ _SETTINGS = (  # what a reader asks first about a run, in this order: (label, op
 )
 
 
-def write_html(path: Path, document: dict[str, Any]) -> None:
-    """The page for ``document``, written whole or not at all."""
+def write_page(path: Path, page: str) -> None:
+    """Write a page whole or not at all."""
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_name(path.name + ".partial")
-    partial.write_text(render_html(document), encoding="utf-8")
+    partial.write_text(page, encoding="utf-8")
     os.replace(partial, path)
 
 
@@ -105,3 +107,17 @@ def _diff_lines(diff: str | None) -> list[tuple[str, str]]:
 def _mean(values: list[float | None]) -> float:
     present = [value for value in values if value is not None]
     return sum(present) / len(present) if present else 0.0
+
+
+def render_compare_html(board: Leaderboard) -> str:
+    """The leaderboard with the same cells as its text form, and a plot of each run's intervals."""
+    runs = [(row.run.path.name, {k: (i.estimate, i.low, i.high) for k, i in row.intervals.items()})
+            for row in board.rows]
+    return _TEMPLATES.get_template("compare.html.j2").render(
+        title=f"repoexec compare: {len(board.rows)} runs",
+        tables=board_tables(board),
+        difference_header=DIFFERENCE_HEADER,
+        charts=[(f"pass@k of each run on the {board.problems} common problems, with its "
+                 f"{board.confidence:.0%} interval", plots.leaderboard(runs))],
+        runs=[row.run for row in board.rows],
+    )

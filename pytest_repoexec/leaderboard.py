@@ -97,21 +97,44 @@ def _differing_settings(runs: Sequence[Run]) -> list[str]:
 
 def render(board: Leaderboard, markdown: bool = False) -> list[str]:
     """The leaderboard and the paired differences, as aligned text or as Markdown tables."""
-    level = f"{board.confidence:.0%}"
-    header = ["run", "generator", "settings", "problems", *(f"pass@{k}" for k in KS), "DIR", "TR"]
-    rows = [[row.run.path.name, _generator(row.run.model), row.settings, str(len(row.run.problems)),
-             *(_with_interval(row.intervals.get(k)) for k in KS), percent(row.summary.dir), percent(row.summary.tr)]
-            for row in board.rows]
-    lines = [f"{len(board.rows)} runs on the {board.problems} problems they share; pass@k in percent with "
-             f"{level} intervals (bootstrap over problems, {board.resamples} resamples)", ""]
-    lines += _table(header, rows, markdown)
-    if board.differences:
-        lines += ["", f"paired differences, first run minus second ({level} interval; 'yes' where it excludes zero)", ""]
-        lines += _table(["first", "second", "metric", "difference", "excludes zero"], [
-            [board.rows[d.first].run.path.name, board.rows[d.second].run.path.name, f"pass@{d.k}",
-             _with_interval(d.interval, signed=True), "yes" if d.interval.excludes_zero else "no"]
-            for d in board.differences], markdown)
+    tables = board_tables(board)
+    lines = [tables.caption, ""]
+    lines += _table(tables.header, tables.rows, markdown)
+    if tables.differences:
+        lines += ["", tables.differences_caption, ""]
+        lines += _table(DIFFERENCE_HEADER, tables.differences, markdown)
     return lines
+
+
+DIFFERENCE_HEADER = ["first", "second", "metric", "difference", "excludes zero"]
+
+
+@dataclass(frozen=True)
+class Tables:
+    """The leaderboard's cells, as every rendering (text, Markdown, HTML) shows them."""
+
+    caption: str
+    header: list[str]
+    rows: list[list[str]]
+    differences_caption: str
+    differences: list[list[str]]
+
+
+def board_tables(board: Leaderboard) -> Tables:
+    level = f"{board.confidence:.0%}"
+    return Tables(
+        caption=f"{len(board.rows)} runs on the {board.problems} problems they share; pass@k in percent with "
+                f"{level} intervals (bootstrap over problems, {board.resamples} resamples)",
+        header=["run", "generator", "settings", "problems", *(f"pass@{k}" for k in KS), "DIR", "TR"],
+        rows=[[row.run.path.name, _generator(row.run.model), row.settings, str(len(row.run.problems)),
+               *(_with_interval(row.intervals.get(k)) for k in KS), percent(row.summary.dir), percent(row.summary.tr)]
+              for row in board.rows],
+        differences_caption=f"paired differences, first run minus second ({level} interval; 'yes' where it "
+                            "excludes zero)",
+        differences=[[board.rows[d.first].run.path.name, board.rows[d.second].run.path.name, f"pass@{d.k}",
+                       _with_interval(d.interval, signed=True), "yes" if d.interval.excludes_zero else "no"]
+                      for d in board.differences],
+    )
 
 
 def _generator(model: str) -> str:

@@ -105,3 +105,27 @@ def rounds(entries: Sequence[Mapping[str, float | int | None]]) -> str:
     axes.set_ylim(0, 100)
     axes.legend(frameon=False)
     return _svg(figure)
+
+
+@_styled
+def leaderboard(runs: Sequence[tuple[str, Mapping[int, tuple[float, float, float]]]]) -> str:
+    """Each run's pass@k as a point with its interval (estimate, low, high), best run on top, one colour per k."""
+    figure = Figure(figsize=(6.0, 0.45 * len(runs) + 1.3), layout="constrained")
+    axes = figure.add_subplot()
+    ks = sorted({k for _, intervals in runs for k in intervals})
+    names = [name for name, _ in runs][::-1]
+    for index, k in enumerate(ks):
+        present = [(row, intervals[k]) for row, (_, intervals) in enumerate(runs[::-1]) if k in intervals]
+        offsets = [row + (index - (len(ks) - 1) / 2) * 0.2 for row, _ in present]
+        estimates = [100 * estimate for _, (estimate, _, _) in present]
+        spans = [[100 * (estimate - low) for _, (estimate, low, _) in present],
+                 [100 * (high - estimate) for _, (estimate, _, high) in present]]
+        drawn = axes.errorbar(estimates, offsets, xerr=spans, fmt="o", capsize=3, label=f"pass@{k}",
+                              color=_COLOURS[index])
+        _marks([drawn.lines[0]], f"leaderboard-pass@{k}-")
+    axes.set_yticks(range(len(names)), names)
+    axes.set_ylim(-0.6, len(names) - 0.4)
+    axes.set_xlim(-3, 103)
+    axes.set_xlabel("percent, with the interval")
+    figure.legend(frameon=False, ncols=len(ks), loc="outside upper right")
+    return _svg(figure)

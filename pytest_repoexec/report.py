@@ -58,9 +58,9 @@ class Collector:
         if self.settings.report is not None:
             _write_json(self.settings.report, document)
         if self.settings.html is not None:
-            from .htmlreport import write_html  # matplotlib and the template load only when a page is asked for
+            from .htmlreport import render_html, write_page  # matplotlib and the template load only when asked for
 
-            write_html(self.settings.html, document)
+            write_page(self.settings.html, render_html(document))
 
     def sandbox_line(self) -> list[str]:
         """Said first when candidates ran unconfined."""

@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from . import transport
+from . import progress, transport
 from .collection import ProblemFile, ProblemLoader
 from .debugging import DebugPhase
 from .environment import EnvironmentBuildError, Environments, ProjectEnv
@@ -103,12 +103,15 @@ class ScoringSession:
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         """The selection is known: ask the generator about exactly the selected problems, once (after checking
-        that the sandbox works, so that a run that cannot start costs no generation)."""
+        that the sandbox works and building the environments, so that a run that cannot start costs no
+        generation; the xdist workers then find the environments built)."""
         if self.completions is not None or session.config.option.collectonly:
             return
         self.selected = {item.problem.id: item.problem for item in session.items if isinstance(item, SampleItem)}
         if self.selected:
             self.executor  # noqa: B018 (made now: a sandbox that cannot run stops the run before generation)
+            self.environments.prepare([problem.project for problem in self.selected.values()], self.settings.workers,
+                                      progress.wanted(session.config))
         self.completions = self._generate(list(self.selected.values())) if self.selected else {}
 
     @functools.cached_property

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from mini_project import write_mini_project
-from pytest_repoexec.build.__main__ import main
 from pytest_repoexec.build.admit import run_gate, set_rejected_aside
+from pytest_repoexec.cli import main
 
 if sys.version_info >= (3, 11):
     import tomllib

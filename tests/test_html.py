@@ -1,5 +1,6 @@
-"""The HTML report (issue 15): a real run of the shipped set, with debugging rounds from a model on loopback,
-rendered to one page that headless Chromium opens with the network off, every plot drawn with its marks."""
+"""The HTML pages (issue 15): a real run of the shipped set, with debugging rounds from a model on loopback,
+rendered to one page that headless Chromium opens with the network off, every plot drawn with its marks; and the
+leaderboard of two runs as a page."""
 
 from __future__ import annotations
 
@@ -12,8 +13,9 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from conftest import SHIPPED
+from conftest import SHIPPED, write_replay
 from loopback import LoopbackServer, prompt_of
+from pytest_repoexec.cli import main
 from pytest_repoexec.mutation import pass_body
 from pytest_repoexec.problem import find_manifests, load_problem
 
@@ -118,3 +120,32 @@ def test_a_gate_run_refuses_an_html_page(mini, run_repoexec, pytester):
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*--repoexec-validate and --repoexec-html=* cannot be used together*"])
     assert not Path(pytester.path / "x.html").exists()
+
+
+def test_the_leaderboard_page_opens_offline_with_its_intervals(run_repoexec, pytester, tmp_path, capsys):
+    """`repoexec compare --html`: the same cells as the text table, and each run's interval drawn."""
+    ids = [problem.id for problem in PROBLEMS]
+    runs = {"better.json": set(), "worse.json": set(ids[::2])}  # worse fails half the problems
+    for name, wrong in runs.items():
+        replay = write_replay(pytester.path / f"{name}.jsonl", {p.id: [pass_body(p.reference) if p.id in wrong
+                                                                        else p.reference] for p in PROBLEMS})
+        result, report = run_repoexec(str(SHIPPED), f"--repoexec-model=replay:{replay}")
+        assert report is not None, result.stdout.str()[-3000:]
+        shutil.copy(pytester.path / "report.json", tmp_path / name)
+    capsys.readouterr()
+
+    page = tmp_path / "leaderboard.html"
+    assert main(["compare", str(tmp_path / "worse.json"), str(tmp_path / "better.json"), "--html", str(page)]) == 0
+    text = capsys.readouterr().out
+    assert f"page: {page}" in text
+
+    loaded = browser("--dump-dom", "--virtual-time-budget=2000", page.as_uri())
+    assert loaded.returncode == 0 and not console_errors(loaded.stderr), loaded.stderr[-3000:]
+    dom = Page()
+    dom.feed(loaded.stdout)
+    assert dom.charts == [["mark-leaderboard-pass@1-0"]]  # one series: the runs have one sample a problem
+    assert loaded.stdout.index("<td>better.json</td>") < loaded.stdout.index("<td>worse.json</td>")  # best first
+    difference = re.search(r"better\.json +worse\.json +pass@1 +(\+50\.00 \[[^]]+\]) +yes", text)
+    assert difference, text  # the text table says the difference excludes zero...
+    assert f">{difference.group(1)}<" in loaded.stdout and 'class="passed">yes<' in loaded.stdout  # ...so does the page
+    assert "2 runs on the 24 problems they share" in loaded.stdout
