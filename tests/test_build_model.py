@@ -13,6 +13,7 @@ import pytest
 
 from generators.model import Sampling
 from generators.standalone import ModelOptions, ask, model_generator
+from build_repo import write_build_repo
 from loopback import LoopbackServer, prompt_of
 from pytest_repoexec.build import BuildError
 from pytest_repoexec.build.functions import Function
@@ -169,6 +170,25 @@ def test_model_tests_are_sifted_fixed_topped_up_for_coverage_and_admitted(
     assert scored.returncode == 0 and "2 passed" in scored.stdout, scored.stdout[-2000:]
 
 
+def test_with_a_suite_the_model_writes_tests_only_for_the_functions_it_does_not_run(
+        tmp_path: Path, repoexec_cache: Path, server: LoopbackServer) -> None:
+    report_test = ('def test_report():\n    account = Account("a")\n    account.add(1)\n'
+                   '    assert account.report() == "1"\n')
+    server.answer = lambda body: report_test if '"Account.report" function' in prompt_of(body) else "no idea"
+    repo = write_build_repo(tmp_path / "src")
+    options = BuildOptions(str(repo), tmp_path / "tally", repoexec_cache, model=_model(server, repoexec_cache),
+                           gate=False)
+    report = build(options, say=lambda line: None)
+    asked = sorted(prompt_of(body).split('correctness of "')[1].split('"')[0] for body in server.posts())
+    assert asked == ["Account.report", "doubled", "prepared"]  # the suite runs the others (doubled's test fails)
+    sources = {p["function"]: p["tests_from"] for p in report.problems}
+    assert sources["tally.core:Account.report"] == "model" and sources["tally.core:total"] == "suite"
+    [fixed] = report.generated["tally.core:Account.report"]["fixed"]
+    assert fixed.startswith("test_report line ") and fixed.endswith(": \"1\" -> '100'")  # the reference's cents
+    assert {function: reason for function, reason in report.skipped if reason == NO_TEST} == {
+        "tally.core:doubled": NO_TEST, "tally.core:prepared": NO_TEST}
+
+
 def test_a_model_with_nothing_usable_stops_the_build_at_generating_tests(
         calc: Path, tmp_path: Path, repoexec_cache: Path, server: LoopbackServer,
         capsys: pytest.CaptureFixture) -> None:
@@ -180,7 +200,8 @@ def test_a_model_with_nothing_usable_stops_the_build_at_generating_tests(
     assert not out.exists() and not list(tmp_path.glob(".calc.building-*"))
 
     status = main(["build", str(calc), "--out", str(out), "--cache", str(repoexec_cache), "--tests=model",
-                   "--model=openai:test-model", f"--base-url={server.url}", "--temperature=0", "--tests-per-function=1"])
+                   "--model=openai:test-model", f"--base-url={server.url}", "--temperature=0",
+                   "--tests-per-function=1"])
     assert status == 1 and "generating tests" in capsys.readouterr().err
     assert {body["temperature"] for body in server.posts()} == {0.2, 0.0} and server.posts()[-1]["n"] == 1
     assert main(["build", str(calc), "--out", str(out), "--model=openai:m", "--top-p=0"]) == 2
