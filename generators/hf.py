@@ -102,13 +102,18 @@ class TransformersBackend:
         return [(texts[i * per_prompt : (i + 1) * per_prompt] * n)[:n] for i in range(len(batch))]
 
 
+def transformers_backend(model: str, dtype: str, batch_size: int) -> TransformersBackend:
+    """The backend of ``hf:MODEL`` (a session's and ``repoexec build``'s); the model loads on first use."""
+    require("torch", "transformers", extra="hf")
+    return TransformersBackend(model, dtype, batch_size)
+
+
 def _make(argument: str | None, config: pytest.Config) -> ModelGenerator:
     model = local_model(argument, config)
-    require("torch", "transformers", extra="hf")
     dtype, batch_size = config.getoption("repoexec_dtype"), config.getoption("repoexec_batch_size")
     if batch_size < 1:
         raise GenerationError(f"--repoexec-batch-size must be at least 1, got {batch_size}")
-    return ModelGenerator(TransformersBackend(model, dtype, batch_size), Settings.from_config(config))
+    return ModelGenerator(transformers_backend(model, dtype, batch_size), Settings.from_config(config))
 
 
 @pytest.hookimpl(optionalhook=True)

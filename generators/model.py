@@ -131,7 +131,7 @@ class ModelGenerator:
     def generate(self, problems: Sequence[Problem], limit: int | None) -> dict[str, list[str]]:
         n = DEFAULT_SAMPLES if limit is None else limit
         prompts = {problem.id: build_prompt(problem, self.settings.style, self.settings.level) for problem in problems}
-        completions = self._complete(prompts, n, self.settings.sampling)
+        completions = self.complete(prompts, n, self.settings.sampling)
         if self.settings.save_to is not None:
             write_completions(self.settings.save_to, completions)
         return completions
@@ -139,13 +139,15 @@ class ModelGenerator:
     def revise(self, prompts: Mapping[str, Prompt]) -> dict[str, str]:
         """One greedy answer to each debugging prompt, as the paper's debugging rounds ask."""
         greedy = dataclasses.replace(self.settings.sampling, temperature=0.0, top_p=1.0)
-        return {name: texts[0] for name, texts in self._complete(prompts, 1, greedy, "debugging answers").items()}
+        return {name: texts[0] for name, texts in self.complete(prompts, 1, greedy, "debugging answers").items()}
 
-    def _complete(
-        self, prompts: Mapping[str, Prompt], n: int, sampling: Sampling, what: str = "generation"
+    def complete(
+        self, prompts: Mapping[str, Prompt], n: int, sampling: Sampling, what: str = "generation", cut: bool = True
     ) -> dict[str, list[str]]:
-        """``n`` completions of each prompt: what the cache holds, and the rest from the backend."""
-        sampling = dataclasses.replace(sampling, stop=STOP_SEQUENCES if self.backend.continues else ())
+        """``n`` completions of each prompt: what the cache holds, and the rest from the backend. ``cut``: a
+        backend that continues the prompt stops at the end of a function's body (the paper's stop sequences);
+        without it the answer may be a whole module (tests)."""
+        sampling = dataclasses.replace(sampling, stop=STOP_SEQUENCES if self.backend.continues and cut else ())
         keys: dict[str, str] = {}
         requests: dict[str, Any] = {}  # one per distinct prompt
         for name, prompt in prompts.items():

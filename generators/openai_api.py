@@ -122,23 +122,27 @@ def _describe(exc: Exception) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
-def _make(argument: str | None, config: pytest.Config) -> ModelGenerator:
+def openai_backend(model: str, base_url: str | None, api: str, concurrency: int, request_timeout: float,
+                   retries: int) -> OpenAIBackend:
+    """The backend of ``openai:MODEL``, the key from the environment (a session's and ``repoexec build``'s)."""
     require("openai", extra="openai")
     import openai
 
     key = os.environ.get(KEY_VARIABLE)
     if not key:
         raise GenerationError(f"set {KEY_VARIABLE} (any value for a local server that checks none, e.g. EMPTY)")
-    api, concurrency = config.getoption("repoexec_api"), config.getoption("repoexec_concurrency")
-    if concurrency < 1 or config.getoption("repoexec_retries") < 0:
+    client = openai.OpenAI(api_key=key, base_url=base_url,  # None: OPENAI_BASE_URL, else OpenAI's
+                           max_retries=retries, timeout=request_timeout)
+    return OpenAIBackend(client, model, api, concurrency)
+
+
+def _make(argument: str | None, config: pytest.Config) -> ModelGenerator:
+    concurrency, retries = config.getoption("repoexec_concurrency"), config.getoption("repoexec_retries")
+    if concurrency < 1 or retries < 0:
         raise GenerationError("--repoexec-concurrency must be at least 1 and --repoexec-retries at least 0")
-    client = openai.OpenAI(
-        api_key=key,
-        base_url=config.getoption("repoexec_base_url"),  # None: OPENAI_BASE_URL, else OpenAI's
-        max_retries=config.getoption("repoexec_retries"),
-        timeout=config.getoption("repoexec_request_timeout"),
-    )
-    backend = OpenAIBackend(client, aliased(argument, config), api, concurrency)
+    backend = openai_backend(aliased(argument, config), config.getoption("repoexec_base_url"),
+                             config.getoption("repoexec_api"), concurrency,
+                             config.getoption("repoexec_request_timeout"), retries)
     return ModelGenerator(backend, Settings.from_config(config))
 
 

@@ -5,17 +5,17 @@ options and ini aliases exist only inside a session), and asked about prompts ot
 
 from __future__ import annotations
 
-import functools
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from pytest_repoexec.generation import GenerationError
 from pytest_repoexec.prompts import Prompt
 
-from .model import BACKENDS, DEFAULT_ALIASES, Backend, ModelGenerator, Sampling, Settings, require
+from .hf import transformers_backend
+from .model import BACKENDS, DEFAULT_ALIASES, Backend, ModelGenerator, Sampling, Settings
+from .openai_api import openai_backend
+from .vllm_backend import vllm_backend
 
 
 @dataclass(frozen=True)
@@ -61,52 +61,17 @@ def model_generator(name: str, options: ModelOptions) -> ModelGenerator:
 def ask(generator: ModelGenerator, prompts: Mapping[str, Prompt], n: int, whole: bool = False) -> dict[str, list[str]]:
     """``n`` answers to each prompt, from the generator's cache first. ``whole``: a backend that continues the
     prompt writes past the stop sequences that end a function's body (the answer is a module of tests)."""
-    if whole and generator.backend.continues:
-        generator = ModelGenerator(_WholeAnswers(generator.backend), generator.settings)
-    return generator._complete(prompts, n, generator.settings.sampling)
-
-
-class _WholeAnswers:
-    """A backend whose answers are not cut at the code stop sequences."""
-
-    continues = False
-
-    def __init__(self, backend: Backend) -> None:
-        self._backend = backend
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._backend, name)
+    return generator.complete(prompts, n, generator.settings.sampling, "test generation", cut=not whole)
 
 
 def _openai(model: str, options: ModelOptions) -> Backend:
-    require("openai", extra="openai")
-    import openai
-
-    from .openai_api import KEY_VARIABLE, OpenAIBackend
-
-    key = os.environ.get(KEY_VARIABLE)
-    if not key:
-        raise GenerationError(f"set {KEY_VARIABLE} (any value for a local server that checks none, e.g. EMPTY)")
-    client = openai.OpenAI(api_key=key, base_url=options.base_url, max_retries=options.retries,
-                           timeout=options.request_timeout)
-    return OpenAIBackend(client, model, options.api, options.concurrency)
+    return openai_backend(model, options.base_url, options.api, options.concurrency, options.request_timeout,
+                          options.retries)
 
 
 def _transformers(model: str, options: ModelOptions) -> Backend:
-    require("torch", "transformers", extra="hf")
-    from .hf import TransformersBackend
-
-    return TransformersBackend(model, options.dtype, options.batch_size)
+    return transformers_backend(model, options.dtype, options.batch_size)
 
 
 def _vllm(model: str, options: ModelOptions) -> Backend:
-    instead = f"; use hf:{model} (transformers, CPU or GPU) or openai:MODEL (a server) instead"
-    require("vllm", extra="vllm", hint=instead)
-    import torch
-
-    from .vllm_backend import VLLM, VLLMBackend
-
-    if not torch.cuda.is_available():
-        raise GenerationError(f"vLLM needs a GPU and none is visible{instead}")
-    engine = functools.partial(VLLM, model, options.tensor_parallel_size, options.dtype)
-    return VLLMBackend(model, engine, options.dtype)
+    return vllm_backend(model, options.tensor_parallel_size, options.dtype)

@@ -77,17 +77,22 @@ class VLLMBackend:
         yield from enumerate(self.engine.generate(list(rendered), n, sampling))
 
 
-def _make(argument: str | None, config: pytest.Config) -> ModelGenerator:
-    model = local_model(argument, config)
-    instead = f"; use hf:{argument} (transformers, CPU or GPU) or openai:MODEL (a server) instead"
+def vllm_backend(model: str, tensor_parallel_size: int, dtype: str) -> VLLMBackend:
+    """The backend of ``vllm:MODEL`` (a session's and ``repoexec build``'s): vLLM and a GPU, or why not."""
+    instead = f"; use hf:{model} (transformers, CPU or GPU) or openai:MODEL (a server) instead"
     require("vllm", extra="vllm", hint=instead)
     import torch
 
     if not torch.cuda.is_available():
         raise GenerationError(f"vLLM needs a GPU and none is visible{instead}")
-    dtype = config.getoption("repoexec_dtype")
-    engine = functools.partial(VLLM, model, config.getoption("repoexec_tensor_parallel_size"), dtype)
-    return ModelGenerator(VLLMBackend(model, engine, dtype), Settings.from_config(config))
+    engine = functools.partial(VLLM, model, tensor_parallel_size, dtype)
+    return VLLMBackend(model, engine, dtype)
+
+
+def _make(argument: str | None, config: pytest.Config) -> ModelGenerator:
+    backend = vllm_backend(local_model(argument, config), config.getoption("repoexec_tensor_parallel_size"),
+                           config.getoption("repoexec_dtype"))
+    return ModelGenerator(backend, Settings.from_config(config))
 
 
 @pytest.hookimpl(optionalhook=True)
