@@ -95,20 +95,24 @@ def run_rounds(
 def prompt_for(problem: Problem, result: SampleResult, completion: str, level: str) -> Prompt:
     """The debugging prompt of one failing sample: its function, the test it failed first, the error log."""
     candidate = make_candidate(problem, completion)
-    if problem.tests is None:  # the project's suite: the prompt names the tests, whose files the model never saw
-        tests = "\n".join(f"# {node}" for node in problem.suite)
-    else:
-        tests = problem.tests.read_text(encoding="utf-8")
-    test_case = None
-    if result.failed_test and problem.tests is not None:
-        test_case = syntax.find_function(tests, result.failed_test.partition("[")[0])
     return debug_prompt(
         problem,
         level,
         solution=candidate.function or completion,
-        test_case=test_case or tests,  # a collection error or a timeout: every test is in question
+        test_case=failing_test(problem, result),
         error_log=result.error_log or result.error_type or "the tests failed",
     )
+
+
+def failing_test(problem: Problem, result: SampleResult) -> str:
+    """What a model is shown of the test a sample failed: that test's source; every test where none is named
+    (a collection error or a timeout puts them all in question); the node ids of the project's suite, whose
+    files the model never saw."""
+    if problem.tests is None:
+        return "\n".join(f"# {node}" for node in problem.suite)
+    tests = problem.tests.read_text(encoding="utf-8")
+    test_case = syntax.find_function(tests, result.failed_test.partition("[")[0]) if result.failed_test else None
+    return test_case or tests
 
 
 def _name(key: SampleKey) -> str:

@@ -55,6 +55,8 @@ class Collector:
         document = self.document()
         if document is None:
             return
+        for sections in session.config.hook.pytest_repoexec_report_sections():
+            document |= {key: value for key, value in (sections or {}).items() if key not in document}
         if self.settings.report is not None:
             _write_json(self.settings.report, document)
         if self.settings.html is not None:

@@ -166,6 +166,10 @@ class ScoringSession:
         return evaluate(problem, sample, completion, self.environment(problem), self.executor, self.store,
                         self.settings.fail_fast, limits)
 
+    def pytest_repoexec_judge(self, problem: Problem, sample: int, completion: str) -> Evaluation:
+        """A generator's oracle (see ``hookspecs``): the items' own judge."""
+        return self.judge(problem, sample, completion)
+
     def relative_timeouts(self, problem: Problem) -> dict[str, float] | None:
         """Each test's own limit, as EvalPlus sets them: the reference's time on it times
         --repoexec-timeout-factor, at least --repoexec-min-timeout, never above the run's limit. The reference

@@ -12,14 +12,17 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 class LoopbackServer:
     """Answers ``/v1/models``, ``/v1/chat/completions`` and ``/v1/completions``.
 
-    ``answer(body)`` writes each choice's text. ``failures`` is a queue of what the next requests get
-    instead: an HTTP status (an error body, with a 1 ms Retry-After) or a delay in seconds before answering.
-    Only the key ``test-key`` is accepted.
+    ``answer(body)`` writes each choice's text, or for a chat request the assistant's message as a dict
+    (``content``, ``tool_calls``). ``failures`` is a queue of what the next requests get instead: an HTTP status
+    (an error body, with a 1 ms Retry-After) or a delay in seconds before answering. ``refuse_tools``: a request
+    that offers ``tools`` gets 400, as from a server without function calling. Only the key ``test-key`` is
+    accepted.
     """
 
-    def __init__(self, answer: Callable[[dict], str]) -> None:
+    def __init__(self, answer: Callable[[dict], str | dict]) -> None:
         self.answer = answer
         self.failures: list[int | float] = []
+        self.refuse_tools = False
         self.requests: list[tuple[str, dict]] = []
         self.in_flight = self.most_in_flight = 0
         self.lock = threading.Lock()
@@ -50,7 +53,10 @@ class LoopbackServer:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 with loopback.lock:
                     loopback.requests.append((self.path, body))
-                    failure = loopback.failures.pop(0) if loopback.failures else None
+                    if loopback.refuse_tools and "tools" in body:
+                        failure: int | float | None = 400
+                    else:
+                        failure = loopback.failures.pop(0) if loopback.failures else None
                     loopback.in_flight += 1
                     loopback.most_in_flight = max(loopback.most_in_flight, loopback.in_flight)
                 try:
@@ -72,8 +78,10 @@ class LoopbackServer:
                                for i, t in enumerate(texts)]
                     return {"id": "cmpl-1", "object": "text_completion", "created": 0, "model": body["model"],
                             "choices": choices, "usage": usage}
-                choices = [{"index": i, "message": {"role": "assistant", "content": t}, "finish_reason": "stop"}
-                           for i, t in enumerate(texts)]
+                messages = [{"role": "assistant", "content": t} if isinstance(t, str) else
+                            {"role": "assistant", "content": None, **t} for t in texts]
+                choices = [{"index": i, "message": m, "finish_reason": "tool_calls" if m.get("tool_calls") else "stop"}
+                           for i, m in enumerate(messages)]
                 return {"id": "chatcmpl-1", "object": "chat.completion", "created": 0, "model": body["model"],
                         "choices": choices, "usage": usage}
 
