@@ -47,10 +47,11 @@ def run_agent(run_repoexec, project, script: Script, *options: str):
                         f"--repoexec-base-url={script.server.url}", "--repoexec-n=1", *options, subprocess=True)
 
 
-def test_the_loop_fails_looks_up_and_passes_with_function_calling(shapes, scripts, run_repoexec):
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["one process", "xdist"])
+def test_the_loop_fails_looks_up_and_passes_with_function_calling(shapes, scripts, run_repoexec, workers):
     script = scripts([WRONG, {"tool_calls": [call("c1", "get_class_info", name="Rect"), call("c2", "get_imports")]},
                       RIGHT])
-    result, report = run_agent(run_repoexec, shapes, script)
+    result, report = run_agent(run_repoexec, shapes, script, *workers)
     result.assert_outcomes(passed=1)
     assert report["metrics"]["pass@1"] == 1.0  # the final answer is the one scored
     (sample,) = report["samples"]
@@ -116,3 +117,16 @@ def test_a_server_without_function_calling_gets_the_text_protocol(shapes, script
     (transcript,) = report["agent"]["samples"]
     assert transcript["protocol"] == "text" and [a["passed"] for a in transcript["attempts"]] == [False, True]
     assert report["metrics"]["pass@1"] == 1.0
+
+
+@pytest.mark.parametrize("options, message", [
+    (["--repoexec-model=agent"], "*agent: name the model the agent runs: agent:GENERATOR*"),
+    (["--repoexec-model=agent:reference"], "*reference is not a model (the agent needs openai:, hf:, vllm: or an alias)*"),
+    (["--repoexec-model=agent:openai:m", "--repoexec-agent-calls=0"], "*--repoexec-agent-calls must be at least 1*"),
+    (["--repoexec-model=agent:openai:m", "--repoexec-api=completions", "--repoexec-agent-protocol=tools"],
+     "*--repoexec-agent-protocol=tools needs openai: with --repoexec-api=chat*"),
+], ids=["no model", "not a model", "no oracle call", "tools without chat"])
+def test_what_the_agent_refuses(shapes, run_repoexec, options, message):
+    result, _ = run_repoexec(str(shapes), *options)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([message])
