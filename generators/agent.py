@@ -222,13 +222,12 @@ class AgentGenerator:
                 conversation.answered(reply, [])
                 return reply.content, False
             results = []
-            for call in reply.calls:
-                if call.error is not None:
-                    result = f"error: {call.error}"
-                elif used >= self.tools:
+            for call in reply.calls:  # each counts, a call that cannot be read too: no request is free
+                if used >= self.tools:
                     result = _SPENT
                 else:
-                    result, used = toolbox.call(call.name, call.arguments, last), used + 1
+                    used += 1
+                    result = f"error: {call.error}" if call.error else toolbox.call(call.name, call.arguments, last)
                 results.append(result)
                 transcript.tool_calls.append(ToolUse(number, call.name, call.arguments, result[:SHORT_RESULT],
                                                      refused=result is _SPENT or call.error is not None))

@@ -89,15 +89,18 @@ def test_the_loop_fails_looks_up_and_passes_with_function_calling(shapes, script
 
 def test_a_model_that_only_calls_tools_is_stopped_by_both_budgets(shapes, scripts, run_repoexec):
     script = scripts(lambda body: {"tool_calls": [call("a", "get_relevant_code", query="area"),
-                                                  call("b", "get_class_info", name="Shape")]})
+                                                  {**call("b", "get_class_info"), "function": {
+                                                      "name": "get_class_info", "arguments": "Shape"}}]})
     result, report = run_agent(run_repoexec, shapes, script, "--repoexec-agent-calls=2", "--repoexec-agent-tools=3")
     result.assert_outcomes(failed=1)
     (transcript,) = report["agent"]["samples"]
     assert transcript["oracle_calls"] == 2 and transcript["model_requests"] == 6  # 3 a attempt: 2 + 1 calls, then none
     assert [(a["tool_budget_spent"], a["error_type"]) for a in transcript["attempts"]] == [
         (True, "EmptyCompletion"), (True, "EmptyCompletion")]
-    uses = [(use["attempt"], use["refused"]) for use in transcript["tool_calls"] if use["by"] == "model"]
-    assert uses == [(n, refused) for n in (1, 2) for refused in (False, False, False, True, True, True)]
+    uses = [(use["attempt"], use["refused"], use["result"][:6]) for use in transcript["tool_calls"]
+            if use["by"] == "model"]  # a call that cannot be read spends the budget as any other
+    assert uses == [(n, refused, result) for n in (1, 2) for refused, result in [
+        (False, "# shap"), (True, "error:"), (False, "# shap"), (True, "refuse"), (True, "refuse"), (True, "refuse")]]
     bodies = script.chats()
     assert [body.get("tool_choice") for body in bodies] == [None, None, "none"] * 2  # the last ask forbids tools
     assert report["samples"][0]["error_type"] == "EmptyCompletion"
