@@ -25,10 +25,11 @@ class ProblemLoader:
     def __init__(self) -> None:
         self._problems: dict[Path, Problem] = {}
 
-    def load(self, manifest: Path) -> Problem:
+    def load(self, manifest: Path, description: str = "detailed") -> Problem:
+        """The problem; a class problem's prompts hold its ``description`` form (the run's option)."""
         manifest = manifest.resolve()
         if manifest not in self._problems:
-            self._problems[manifest] = load_problem(manifest)
+            self._problems[manifest] = load_problem(manifest, description)
         return self._problems[manifest]
 
     def under(self, paths: Iterable[Path]) -> list[Problem]:
@@ -52,7 +53,7 @@ class ProblemFile(pytest.File):
 
     def collect(self) -> Iterator[pytest.Item]:
         try:
-            problem = self.loader.load(self.path)
+            problem = self.loader.load(self.path, self.config.getoption("repoexec_description", "detailed"))
         except ManifestError:
             if self.quiet:  # a collection made only to learn the selection: the real one reports the error
                 return

@@ -7,10 +7,10 @@ import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from .candidate import (Candidate, candidate_diff, candidate_module, dependency_share, make_candidate,
-                        module_syntax_error)
+from .candidate import (Candidate, candidate_diff, candidate_module, dependency_share, focal_module,
+                        make_candidate, module_syntax_error)
 from .environment import ProjectEnv
-from .executor import Executor, RunOptions, SampleRun, module_file
+from .executor import Executor, RunOptions, SampleRun
 from .problem import Problem
 from .results import SampleResult, first_failure, verdict
 from .store import ResultStore
@@ -38,8 +38,7 @@ def evaluate(
     candidate = make_candidate(problem, completion)
     if candidate.error_type is not None:
         return _judged(problem, sample, candidate, None, fail_fast)
-    original = module_file(env.import_root, problem.module).read_text(encoding="utf-8")
-    module = candidate_module(problem, original, candidate)
+    module = candidate_module(problem, focal_module(problem, env), candidate)
     if store is None:
         return _run(problem, sample, candidate, module, env, executor, options)
     variant = {"test_timeouts": options.test_timeouts}

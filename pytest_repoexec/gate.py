@@ -14,14 +14,15 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from . import testmodule
-from .candidate import Candidate, candidate_module
+from .candidate import Candidate, candidate_module, focal_module
 from .environment import ProjectEnv
-from .executor import Executor, RunOptions, SampleRun, module_file
+from .executor import Executor, RunOptions, SampleRun
 from .mutation import mutants, pass_body
 from .problem import Problem
 from .results import first_failure, verdict
 from .safety import scan
 from .sandbox import limit_option
+from .syntax import FUNCTION
 
 
 @dataclass(frozen=True)
@@ -62,7 +63,7 @@ class GateResult:
 def check(problem: Problem, env: ProjectEnv, executor: Executor, settings: GateSettings) -> GateResult:
     """The gate's verdict on one problem (its test module parses: loading the problem made sure of that; a
     problem judged by the project's suite names tests of the project's source)."""
-    module = module_file(env.import_root, problem.module).read_text(encoding="utf-8")
+    module = focal_module(problem, env)
     findings = scan(problem.reference, "reference", function_lines(module, problem.entry_point)[0])
     reruns = 1 if problem.known_failure else settings.reruns  # its reference cannot pass here: no flakiness to judge
     if problem.tests is None:  # the project's own tests: chosen for running the function's body, which coverage
@@ -118,15 +119,15 @@ def flaky_tests(run: SampleRun) -> list[str]:
 
 
 def function_coverage(run: SampleRun, module: str, problem: Problem) -> tuple[float | None, float | None]:
-    """(line, branch) coverage in percent of the function's body, from coverage.py's figures for its module."""
+    """(line, branch) coverage in percent of the function's (or class's methods') body, from coverage.py's
+    figures for its module."""
     files = (run.coverage or {}).get("files", {})
     path = "/" + problem.module.replace(".", "/")
     measured = next((entry for name, entry in files.items()  # names are relative to the working directory
                      if ("/" + name).endswith((path + ".py", path + "/__init__.py"))), None)
     if measured is None:
         return None, None
-    first, last = function_lines(module, problem.entry_point, body=True)
-    inside = range(first, last + 1)
+    inside = body_lines(module, problem.entry_point)
     executed = sum(line in inside for line in measured["executed_lines"])
     missing = sum(line in inside for line in measured["missing_lines"])
     taken = sum(start in inside for start, _ in measured["executed_branches"])
@@ -136,17 +137,44 @@ def function_coverage(run: SampleRun, module: str, problem: Problem) -> tuple[fl
     return line, branch
 
 
-def function_lines(module: str, qualname: str, body: bool = False) -> tuple[int, int]:
-    """The first and last line of a function in its module: from its header, or from its first statement
-    after the docstring (the header runs at import, tested or not)."""
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+
+
+def _definition(module: str, qualname: str) -> ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef | None:
     scope: ast.AST = testmodule.parse(module)
     node = None
     for part in qualname.split("."):
-        found = [child for child in ast.walk(scope) if isinstance(child, (ast.ClassDef, ast.FunctionDef,
-                                                                          ast.AsyncFunctionDef)) and child.name == part]
+        found = [child for child in ast.walk(scope) if isinstance(child, (ast.ClassDef, *_FUNCTIONS))
+                 and child.name == part]
         if not found:
-            return 1, 0
+            return None
         scope = node = found[-1]
+    return node
+
+
+def function_lines(module: str, qualname: str, body: bool = False) -> tuple[int, int]:
+    """The first and last line of a function (or class) in its module: from its header, or from its first
+    statement after the docstring (the header runs at import, tested or not)."""
+    node = _definition(module, qualname)
+    return (1, 0) if node is None else _span(node, body)
+
+
+def body_lines(module: str, qualname: str) -> set[int]:
+    """The lines whose coverage is the problem's: a function's body after its docstring; for a class, the bodies
+    of its methods (its own statements and their headers run at import, tested or not)."""
+    node = _definition(module, qualname)
+    if node is None:
+        return set()
+    functions = [child for child in ast.walk(node) if isinstance(child, _FUNCTIONS)] if isinstance(
+        node, ast.ClassDef) else [node]
+    lines = set()
+    for function in functions:
+        first, last = _span(function, body=True)
+        lines.update(range(first, last + 1))
+    return lines
+
+
+def _span(node: ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef, body: bool) -> tuple[int, int]:
     statements = node.body
     if body and len(statements) > 1 and isinstance(statements[0], ast.Expr) and isinstance(
         getattr(statements[0], "value", None), ast.Constant
@@ -170,7 +198,8 @@ def _mutation(
         return verdict(run, problem.test_count)[1] is None
 
     if survives(pass_body(problem.reference)):
-        reasons.append(f"the tests pass when {problem.function_name}'s body is `pass`")
+        reasons.append(f"the tests pass when {problem.function_name}'s body is `pass`" if problem.kind == FUNCTION
+                       else f"the tests pass on an empty class `class {problem.function_name}: pass`")
     found = mutants(problem.reference, settings.mutants) if settings.mutants else []
     survivors = [mutant for mutant in found if survives(mutant.function)]
     score = 100 * (len(found) - len(survivors)) / len(found) if found else None

@@ -1,4 +1,5 @@
-"""Mutants of a reference function, for measuring how strong a problem's tests are.
+"""Mutants of a reference function (or class: its methods and class-level statements), for measuring how strong a
+problem's tests are.
 
 A mutant is the reference with one small bug planted in its body; tests that still pass on it cannot tell
 that bug from the reference. Mutants are text edits at ``ast`` node positions rather than ``ast.unparse``
@@ -43,7 +44,7 @@ class Mutant:
     operator: str  # one of OPERATORS
     description: str  # for people, e.g. "line 4: `+` -> `-`"
     line: int  # 1-based line within the function source
-    function: str  # the mutated function's whole source
+    function: str  # the mutated function's (or class's) whole source
 
 
 # An edit: byte span to replace, its replacement, the operator, and what changed (for people).
@@ -51,13 +52,14 @@ _Point = tuple[int, int, bytes, str, str]
 
 
 class _Source:
-    """A function's source as UTF-8 bytes, turning ast positions (line, byte column) into byte offsets."""
+    """A function's (or class's) source as UTF-8 bytes, turning ast positions (line, byte column) into byte
+    offsets."""
 
     def __init__(self, source: str) -> None:
         self.data = source.encode()
         function = next(iter(ast.parse(source).body), None)
-        if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            raise ValueError("the source does not start with a function definition")
+        if not isinstance(function, _DEFINITIONS):
+            raise ValueError("the source does not start with a function definition (or a class)")
         self.function = function
         self.starts = list(itertools.accumulate(map(len, self.data.splitlines(keepends=True)), initial=0))
 
@@ -99,8 +101,11 @@ def mutants(function_source: str, limit: int = 10) -> list[Mutant]:
 
 
 def pass_body(function_source: str) -> str:
-    """The reference's interface without its behaviour: a floor that any meaningful test must fail on."""
+    """The reference's interface without its behaviour: a floor that any meaningful test must fail on. For a
+    class, the empty class ``class Name: pass`` (spliced in, it keeps the original's decorators)."""
     source = _Source(function_source)
+    if isinstance(source.function, ast.ClassDef):
+        return f"class {source.function.name}:\n    pass\n"
     data, first = source.data, source.function.body[0]
     start, end = source.span(first)
     if not _is_docstring(first):

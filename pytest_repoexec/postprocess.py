@@ -49,15 +49,16 @@ def _parses(text: str) -> bool:
 
 
 def is_empty_body(function_source: str) -> bool:
-    """Whether the first function in ``function_source`` does nothing: its body holds only a docstring,
-    ``pass`` or ``...``. Such a completion is counted apart from wrong ones; a source that does not parse
-    is not empty (it is a syntax error)."""
+    """Whether the first function (or class) in ``function_source`` does nothing: its body holds only a
+    docstring, ``pass`` or ``...``. Such a completion is counted apart from wrong ones; a source that does not
+    parse is not empty (it is a syntax error)."""
     try:
         tree = ast.parse(function_source)
     except SyntaxError:
         return False
     function = next(
-        (node for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))), None
+        (node for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))),
+        None,
     )
     return function is not None and all(_is_placeholder(statement) for statement in function.body)
 

@@ -30,6 +30,7 @@ else:  # pragma: no cover
 PROJECT_MANIFEST = "project.toml"
 PROBLEM_MANIFEST = "problem.toml"
 CONTEXT_LEVELS = ("full", "medium", "small")
+DESCRIPTIONS = ("detailed", "sketchy")  # a class problem's two descriptions, as RepoClassBench has them
 
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _DOTTED = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
@@ -90,6 +91,8 @@ class Problem:
     limits: dict[str, int] = field(default_factory=dict, compare=False, hash=False)  # over the run's, by Limits field
     prompt_overrides: dict[str, str] = field(default_factory=dict, compare=False, hash=False)
     suite: tuple[str, ...] = ()  # node ids of the project's own tests, relative to its source root, run in place
+    kind: str = syntax.FUNCTION  # what the entry point names: a function (or method), or a module-level class
+    description_form: str = "detailed"  # which of a class problem's descriptions its prompts hold (a run option)
 
     @property
     def id(self) -> str:
@@ -101,12 +104,17 @@ class Problem:
 
     @property
     def function_name(self) -> str:
-        """The name the candidate must define: the last part of ``Class.method``."""
+        """The name the candidate must define: the last part of ``Class.method``, or the class's name."""
         return self.entry_point.rpartition(".")[2]
+
+    @property
+    def noun(self) -> str:
+        """What the candidate is, in the prompts' and messages' words: "function" or "class"."""
+        return self.kind.partition("_")[0]
 
     @functools.cached_property
     def _split_reference(self) -> tuple[str, str | None, str]:
-        return syntax.split_function(self.reference)
+        return syntax.split_function(self.reference, self.kind)
 
     @property
     def signature(self) -> str:
@@ -115,6 +123,14 @@ class Problem:
     @property
     def docstring(self) -> str | None:
         return self.prompt_overrides.get("docstring") or self._split_reference[1]
+
+    @property
+    def description(self) -> str | None:
+        """What the prompt says the candidate must do: a function's docstring; a class's description in the
+        run's form (the class is written from words, as in RepoClassBench, not from its own docstring)."""
+        if self.kind == syntax.CLASS:
+            return self.prompt_overrides[f"description_{self.description_form}"]
+        return self.docstring
 
     def context(self, level: str) -> str:
         """The dependency context at one of the paper's three levels (full, medium, small)."""
@@ -256,8 +272,9 @@ _PROBLEM_FIELDS = {
 }
 
 
-def load_problem(manifest: Path) -> Problem:
-    """Load and check ``problem.toml`` together with its project (``../project.toml``)."""
+def load_problem(manifest: Path, description: str = "detailed") -> Problem:
+    """Load and check ``problem.toml`` together with its project (``../project.toml``); a class problem's prompts
+    hold its ``description`` form (one of ``DESCRIPTIONS``)."""
     manifest = manifest.resolve()
     project_manifest = manifest.parent.parent / PROJECT_MANIFEST
     if not project_manifest.is_file():
@@ -281,8 +298,7 @@ def load_problem(manifest: Path) -> Problem:
         raise fields.error("timeout", "must be a positive number of seconds")
 
     reference = fields.get("reference", str)
-    function_name = entry_point.rpartition(".")[2]
-    _check_reference(fields, reference, function_name)
+    kind = _check_reference(fields, reference, entry_point)
     suite = _suite(fields)
     if suite:
         tests = None
@@ -296,11 +312,13 @@ def load_problem(manifest: Path) -> Problem:
         raise fields.error("expected", f"folder {expected} does not exist")
 
     prompt = fields.table_at("prompt")
-    prompt.reject_unknown({"signature", "docstring", "context"})
+    described = [f"description_{form}" for form in DESCRIPTIONS]
+    prompt.reject_unknown({"signature", "docstring", "context", *described})
     context = prompt.table_at("context")
     context.reject_unknown(set(CONTEXT_LEVELS))
     context_full = context.get("full", str, required=True)
-    overrides = {key: prompt.get(key, str) for key in ("signature", "docstring") if key in prompt.table}
+    _check_descriptions(prompt, described, kind, entry_point)
+    overrides = {key: prompt.get(key, str) for key in ("signature", "docstring", *described) if key in prompt.table}
     overrides |= {key: context.get(key, str) for key in ("medium", "small") if key in context.table}
 
     quarantine = _names(fields, "quarantine")
@@ -316,7 +334,7 @@ def load_problem(manifest: Path) -> Problem:
         if not all(isinstance(name, str) for name in dependencies):
             raise fields.error("dependencies", "expected a list of names")
     else:
-        dependencies = syntax.dependencies(context_full, reference, entry_point)
+        dependencies = syntax.dependencies(context_full, reference, entry_point, kind)
 
     return Problem(
         project=project,
@@ -339,6 +357,8 @@ def load_problem(manifest: Path) -> Problem:
         allow=allow,
         prompt_overrides=overrides,
         suite=suite,
+        kind=kind,
+        description_form=description,
     )
 
 
@@ -366,16 +386,35 @@ def _names(fields: _Fields, key: str) -> tuple[str, ...]:
     return tuple(names)
 
 
-def _check_reference(fields: _Fields, reference: str, function_name: str) -> None:
+def _check_reference(fields: _Fields, reference: str, entry_point: str) -> str:
+    """The kind of definition the entry point names: a class where a plain name is a class of the reference,
+    else a function (or method), which the reference must define."""
     try:
         tree = ast.parse(reference)
     except SyntaxError as exc:
         raise fields.error("reference", f"does not parse: {exc.msg} (line {exc.lineno})") from None
+    if "." not in entry_point and any(isinstance(node, ast.ClassDef) and node.name == entry_point
+                                      for node in tree.body):
+        return syntax.CLASS
+    function_name = entry_point.rpartition(".")[2]
     defined = [
         node.name for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
     ]
     if function_name not in defined:
-        raise fields.error("reference", f"does not define function {function_name!r}")
+        alternative = "" if "." in entry_point else f" or class {entry_point!r}"
+        raise fields.error("reference", f"does not define function {function_name!r}{alternative}")
+    return syntax.FUNCTION
+
+
+def _check_descriptions(prompt: _Fields, described: list[str], kind: str, entry_point: str) -> None:
+    """A class is written from its descriptions, so it needs both; a function is written from its docstring."""
+    given = [key for key in described if key in prompt.table]
+    if kind != syntax.CLASS and given:
+        raise prompt.error(given[0], f"only a class problem has a description ({entry_point!r} is a function)")
+    for key in described:
+        if kind == syntax.CLASS and not prompt.get(key, str, "").strip():
+            raise prompt.error(key, f"class {entry_point!r} needs a description in words "
+                                    f"({' and '.join(f'prompt.{each}' for each in described)})")
 
 
 def _suite(fields: _Fields) -> tuple[str, ...]:

@@ -3,6 +3,9 @@
 A prompt has two parts: the instruction (none for BasePrompt) and the code the answer continues, which ends
 with the target function's header. Kept apart, they can be laid out as the paper's plain text, or put in a
 model's own chat format with the instruction as the user's turn and the code as the start of the answer.
+
+A class problem is laid out the same way, its description (detailed or sketchy, the run's choice) standing
+where a function's docstring stands, below the class's header: the answer writes the class's body.
 """
 
 from __future__ import annotations
@@ -12,12 +15,13 @@ import textwrap
 from dataclasses import dataclass
 from typing import Any
 
+from . import syntax
 from .problem import Problem
 
 PROMPT_STYLES = ("base", "instruct1", "instruct2")
 
-_INSTRUCTION = "Write a Python function `{signature}` to solve the following problem:\n{docstring}"
-_DEPENDENCIES = "The provided code snippet includes necessary dependencies for implementing the `{name}` function."
+_INSTRUCTION = "Write a Python {noun} `{signature}` to solve the following problem:\n{docstring}"
+_DEPENDENCIES = "The provided code snippet includes necessary dependencies for implementing the `{name}` {noun}."
 
 
 @dataclass(frozen=True)
@@ -34,8 +38,8 @@ class Prompt:
 
 
 def header(problem: Problem) -> str:
-    """The target function's signature with its docstring indented below it, as the model sees it."""
-    docstring = problem.docstring
+    """The target's signature with its docstring (a class's description) indented below it, as the model sees it."""
+    docstring = problem.description
     if docstring is None:
         return problem.signature
     if "\n" in docstring:
@@ -48,13 +52,13 @@ def build_prompt(problem: Problem, style: str = "base", level: str = "full") -> 
     context = problem.context(level).strip()
     target = header(problem)
     base = f"{context}\n\n{target}".strip()
-    instruction = _INSTRUCTION.format(signature=_one_line(problem.signature), docstring=problem.docstring or "")
+    instruction = _instruction(problem)
     if style == "base":
         return Prompt(None, base)
     if style == "instruct1":
         return Prompt(instruction, base)
     if style == "instruct2":
-        dependencies = _DEPENDENCIES.format(name=problem.function_name)
+        dependencies = _DEPENDENCIES.format(name=problem.function_name, noun=problem.noun)
         return Prompt(f"{context}\n{dependencies} {instruction}".strip(), target)
     raise ValueError(f"unknown prompt style {style!r}; expected one of {', '.join(PROMPT_STYLES)}")
 
@@ -77,8 +81,8 @@ def debug_prompt(problem: Problem, level: str, solution: str, test_case: str, er
     the target's header again, which the answer continues as a BasePrompt's does."""
     text = _DEBUG.format(
         context=problem.context(level).strip(),
-        dependencies=_DEPENDENCIES.format(name=problem.function_name),
-        instruction=_INSTRUCTION.format(signature=_one_line(problem.signature), docstring=problem.docstring or ""),
+        dependencies=_DEPENDENCIES.format(name=problem.function_name, noun=problem.noun),
+        instruction=_instruction(problem),
         solution=solution.strip("\n"),
         test_case=test_case.strip("\n"),
         error_log=error_log.strip("\n"),
@@ -87,9 +91,15 @@ def debug_prompt(problem: Problem, level: str, solution: str, test_case: str, er
     return Prompt(None, text.lstrip("\n"))
 
 
-def _one_line(signature: str) -> str:
-    """The ``def`` line of a signature without decorators or the final colon, for the instruction's text."""
-    definition = signature[re.search(r"^[ \t]*(async[ \t]+)?def\b", signature, re.MULTILINE).start() :]
+def _instruction(problem: Problem) -> str:
+    return _INSTRUCTION.format(noun=problem.noun, signature=_one_line(problem), docstring=problem.description or "")
+
+
+def _one_line(problem: Problem) -> str:
+    """The ``def`` (or ``class``) line of the signature without decorators or the final colon, for the
+    instruction's text."""
+    signature = problem.signature
+    definition = signature[re.search(rf"^[ \t]*{syntax.KEYWORDS[problem.kind]}\b", signature, re.MULTILINE).start() :]
     return re.sub(r"\s*\n\s*", " ", definition.strip()).removesuffix(":")
 
 

@@ -17,6 +17,7 @@ import pytest
 from .environment import default_cache_dir
 from .executor import SubprocessExecutor
 from .gate import GateSettings
+from .problem import DESCRIPTIONS
 from .sandbox import LIMIT_FIELDS, Limits, SandboxUnavailable, make_sandbox, parse_size
 from .warm import WarmExecutor
 
@@ -78,6 +79,9 @@ def add_options(parser: pytest.Parser) -> None:
                     help="gate: least share of mutants killed (default: reported, not enforced)")
     group.addoption("--repoexec-mutants", type=int, default=10, metavar="N",
                     help="gate: at most N mutants of each reference (default 10; 0: none)")
+    group.addoption("--repoexec-description", choices=DESCRIPTIONS, default="detailed",
+                    help="which description a class problem's prompts hold: detailed (default: its members and "
+                         "what each does) or sketchy (a few sentences); function problems have none")
     group.addoption("--repoexec-debug-rounds", type=int, default=0, metavar="R",
                     help="send failing samples back to the model R times with the test and error (the paper: 3)")
 

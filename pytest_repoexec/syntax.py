@@ -18,18 +18,20 @@ from dataclasses import dataclass
 import tree_sitter_python
 from tree_sitter import Language, Node, Parser
 
-_SCOPES = ("function_definition", "class_definition")
+FUNCTION, CLASS = "function_definition", "class_definition"  # the kinds of definition an entry point names
+_SCOPES = (FUNCTION, CLASS)
+KEYWORDS = {FUNCTION: r"(async\s+)?def", CLASS: "class"}  # what opens each kind's header, as a regex
 IMPORTS = ("import_statement", "import_from_statement", "future_import_statement")
 _LEADING_BLANK_LINES = re.compile(r"\A(?:[ \t]*\n)+")
 
 
 class DefinitionNotFound(LookupError):
-    """The source defines no function under the requested qualified name."""
+    """The source defines no function (or class) under the requested qualified name."""
 
 
 @dataclass(frozen=True)
 class Definition:
-    """Where a function lies in a source; offsets index the source's UTF-8 encoding."""
+    """Where a function (or class) lies in a source; offsets index the source's UTF-8 encoding."""
 
     start_byte: int  # the first decorator if decorated, else `def` / `async def`
     end_byte: int  # the end of the body
@@ -73,17 +75,17 @@ def unwrap(node: Node) -> Node:
     return node
 
 
-def _functions(root: Node) -> Iterator[tuple[Node, Node]]:
-    """(outer, function) for every function in document order; outer includes the decorators."""
+def _definitions(root: Node, kind: str) -> Iterator[tuple[Node, Node]]:
+    """(outer, definition) for every definition of `kind` in document order; outer includes the decorators."""
     for node in walk(root):
-        if node.type == "function_definition":
+        if node.type == kind:
             parent = node.parent
             yield (parent if parent.type == "decorated_definition" else node), node
 
 
-def _first_function(root: Node) -> tuple[Node, Node] | None:
-    """The first function in document order, which is an outermost one."""
-    return next(_functions(root), None)
+def _first_definition(root: Node, kind: str) -> tuple[Node, Node] | None:
+    """The first definition of `kind` in document order, which is an outermost one."""
+    return next(_definitions(root, kind), None)
 
 
 def _header_colon(definition: Node) -> Node:
@@ -122,16 +124,17 @@ def _reindent(text: str, frozen: set[int], indent: str) -> list[str]:
     return [line if row in frozen else move(line) for row, line in enumerate(lines)]
 
 
-def _locate(root: Node, qualname: str) -> tuple[Node, Node]:
-    """(outer, function) for `qualname`; among several bindings of a name the last wins, as at run time."""
+def _locate(root: Node, qualname: str, kind: str = FUNCTION) -> tuple[Node, Node]:
+    """(outer, definition) for `qualname`, the last part of `kind`; among several bindings of a name the last
+    wins, as at run time."""
     parts = qualname.split(".")
     scope = root
     for depth, part in enumerate(parts, 1):
         last = depth == len(parts)
-        kinds = ("function_definition",) if last else _SCOPES
+        kinds = (kind,) if last else _SCOPES
         matches = [pair for pair in _bindings(scope) if pair[1].type in kinds and _name(pair[1]) == part]
         if not matches:
-            what = "function" if last else "class or function"
+            what = kind.partition("_")[0] if last else "class or function"
             raise DefinitionNotFound(f"{qualname!r} is not defined: no {what} {part!r}")
         outer, definition = matches[-1]
         scope = definition.child_by_field_name("body") or definition
@@ -152,13 +155,6 @@ def _bindings(scope: Node) -> Iterator[tuple[Node, Node]]:
             yield from _bindings(child)
 
 
-def find_definition(source: str, qualname: str) -> Definition:
-    """Locate the function `qualname` ("f", "Class.method", "outer.inner", ...) in `source`."""
-    data, root = parse(source)
-    outer, function = _locate(root, qualname)
-    return Definition(outer.start_byte, function.end_byte, len(_indent_of(data, outer)), outer != function)
-
-
 def _trim(text: str) -> str:
     """`text` with "\\n" line ends and without leading blank lines or trailing whitespace."""
     return _LEADING_BLANK_LINES.sub("", text.replace("\r\n", "\n").rstrip())
@@ -166,10 +162,10 @@ def _trim(text: str) -> str:
 
 @dataclass(frozen=True)
 class _Target:
-    """Where a function to be replaced lies: byte offsets and the indentation of its first line."""
+    """Where a definition to be replaced lies: byte offsets and the indentation of its first line."""
 
     data: bytes
-    outer_start: int  # the first decorator if decorated, else `def`
+    outer_start: int  # the first decorator if decorated, else `def` (or `class`)
     function_start: int
     end: int
     outer_indent: str
@@ -177,24 +173,32 @@ class _Target:
 
 
 @functools.lru_cache(maxsize=32)
-def _target(module_source: str, qualname: str) -> _Target:
+def _target(module_source: str, qualname: str, kind: str) -> _Target:
     """Cached: every sample of a problem splices into the same module, whose parse dominates a splice."""
     data, root = parse(module_source)
-    outer, function = _locate(root, qualname)
+    outer, function = _locate(root, qualname, kind)
     return _Target(data, outer.start_byte, function.start_byte, function.end_byte,
                    _indent_of(data, outer), _indent_of(data, function))
 
 
-def replace_definition(module_source: str, qualname: str, new_definition: str) -> str:
-    """`module_source` with the function `qualname` replaced by `new_definition`, all else byte-identical.
+def find_definition(source: str, qualname: str, kind: str = FUNCTION) -> Definition:
+    """Locate the function `qualname` ("f", "Class.method", "outer.inner", ...), or the class, in `source`."""
+    target = _target(source, qualname, kind)
+    decorated = target.outer_start != target.function_start
+    return Definition(target.outer_start, target.end, len(target.outer_indent), decorated)
+
+
+def replace_definition(module_source: str, qualname: str, new_definition: str, kind: str = FUNCTION) -> str:
+    """`module_source` with the function (or class) `qualname` replaced by `new_definition`, all else
+    byte-identical.
 
     The candidate is re-indented to the target's column and takes the module's line ends. Without
-    decorators of its own it keeps the original's (``@staticmethod`` and the like are interface).
+    decorators of its own it keeps the original's (``@staticmethod``, ``@dataclass`` and the like are interface).
     """
-    target = _target(module_source, qualname)
+    target = _target(module_source, qualname, kind)
     candidate = _trim(new_definition)
     candidate_root = _parser().parse(candidate.encode("utf-8")).root_node
-    candidate_function = _first_function(candidate_root)
+    candidate_function = _first_definition(candidate_root, kind)
     decorated = candidate_function is not None and candidate_function[0] != candidate_function[1]
     start, indent = (target.outer_start, target.outer_indent) if decorated else (target.function_start,
                                                                                    target.function_indent)
@@ -203,13 +207,14 @@ def replace_definition(module_source: str, qualname: str, new_definition: str) -
     return (target.data[:start] + text.encode("utf-8") + target.data[target.end :]).decode("utf-8")
 
 
-def find_function(text: str, name: str) -> str | None:
-    """The last definition of function `name` in `text` (decorators included), dedented to column 0.
+def find_function(text: str, name: str, kind: str = FUNCTION) -> str | None:
+    """The last definition of function (or class, by `kind`) `name` in `text` (decorators included), dedented
+    to column 0.
 
     Definitions free of syntax errors are preferred, `text` being typically a model's whole answer.
     """
     data, root = parse(text)
-    matches = [pair for pair in _functions(root) if _name(pair[1]) == name]
+    matches = [pair for pair in _definitions(root, kind) if _name(pair[1]) == name]
     if not matches:
         return None
     outer, function = max(matches, key=lambda pair: (not pair[0].has_error, pair[0].start_byte))
@@ -251,16 +256,18 @@ def _body_text(rest: str) -> str:
     return _LEADING_BLANK_LINES.sub("", tail)
 
 
-def split_function(function_source: str) -> tuple[str, str | None, str]:
-    """(signature, docstring, body) of the function defined in `function_source` at column 0.
+def split_function(function_source: str, kind: str = FUNCTION) -> tuple[str, str | None, str]:
+    """(signature, docstring, body) of the function (or class, by `kind`) defined in `function_source` at
+    column 0.
 
     The signature runs from the first decorator to the header's colon; the docstring is cleaned as
-    ``inspect.getdoc`` would; the body is the source after the docstring. ValueError if there is no function.
+    ``inspect.getdoc`` would; the body is the source after the docstring. ValueError if there is no such
+    definition.
     """
     data, root = parse(function_source)
-    found = _first_function(root)
+    found = _first_definition(root, kind)
     if found is None:
-        raise ValueError(f"no function definition in {function_source[:60]!r}")
+        raise ValueError(f"no {kind.partition('_')[0]} definition in {function_source[:60]!r}")
     outer, function = found
     colon = _header_colon(function)
     found_docstring = docstring(function)
@@ -272,13 +279,15 @@ def split_function(function_source: str) -> tuple[str, str | None, str]:
     )
 
 
-def body_identifiers(function_source: str) -> set[str]:
-    """The identifiers used in the body of the first function in `function_source` (for dependencies).
+def body_identifiers(function_source: str, kind: str = FUNCTION) -> set[str]:
+    """The identifiers used in the body of the first function (or class, by `kind`) in `function_source`
+    (for dependencies).
 
-    Only the body block is searched, so the signature does not count; a docstring holds no identifiers.
+    Only the body block is searched, so the signature (a class's bases) does not count; a docstring holds no
+    identifiers. A class's body holds its methods, every one of them searched.
     """
     _, root = parse(function_source)
-    found = _first_function(root)
+    found = _first_definition(root, kind)
     body = found[1].child_by_field_name("body") if found else None
     if body is None:
         return set()
@@ -312,10 +321,10 @@ def top_level_names(source: str) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-def dependencies(context: str, reference: str, entry_point: str) -> list[str]:
+def dependencies(context: str, reference: str, entry_point: str, kind: str = FUNCTION) -> list[str]:
     """The context's top-level names that the reference's body uses (the DIR metric), in context order."""
     own_name = entry_point.rpartition(".")[2]
-    used = body_identifiers(reference)
+    used = body_identifiers(reference, kind)
     return [name for name in top_level_names(context) if name in used and name != own_name]
 
 

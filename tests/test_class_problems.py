@@ -1,0 +1,285 @@
+"""Problems whose entry point is a module-level class (RepoClassBench's setting): the candidate replaces the whole
+class, the project's own suite judges it in place, DIR counts the repository names its methods use, and the
+prompt holds a description of the class in one of two forms (``--repoexec-description``)."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from conftest import write_replay
+from pytest_repoexec.candidate import dependency_share, make_candidate
+from pytest_repoexec.mutation import mutants, pass_body
+from pytest_repoexec.problem import ManifestError, load_problem
+from pytest_repoexec.prompts import build_prompt
+
+PEN = '''\
+from .errors import ZooError
+from .units import FACTOR, clamp
+
+
+def unrelated():
+    return 1
+
+
+class Pen:
+    """A pen of animals that holds a bounded number of them."""
+
+    kind = "pen"
+
+    def __init__(self, capacity):
+        """A pen for at most ``capacity`` animals (1 to 100)."""
+        self.capacity = clamp(capacity, 1, 100)
+        self.animals = []
+
+    def add(self, name):
+        """Put an animal in and return how many there are; a full pen is an error."""
+        if len(self.animals) >= self.capacity:
+            raise ZooError(f"{self.kind} is full")
+        self.animals.append(name)
+        return len(self.animals)
+
+    def food(self):
+        """The day's food: FACTOR a head."""
+        return len(self.animals) * FACTOR
+'''
+REFERENCE = "class Pen:" + PEN.split("class Pen:", 1)[1]
+CONTEXT = '''\
+from .errors import ZooError
+from .units import FACTOR, clamp
+
+FACTOR = 10
+
+
+def clamp(value, low, high):
+    return max(low, min(value, high))
+
+
+class ZooError(Exception):
+    pass
+'''
+TESTS = '''\
+import pytest
+
+from zoo.errors import ZooError
+from zoo.pen import Pen
+
+
+def test_add(pen):
+    assert pen.add("ant") == 1
+    assert pen.add("bee") == 2
+
+
+def test_full(pen):
+    pen.add("ant")
+    pen.add("bee")
+    with pytest.raises(ZooError):
+        pen.add("cat")
+
+
+@pytest.mark.parametrize("capacity, expected", [(0, 1), (500, 100)])
+def test_capacity_is_clamped(capacity, expected):
+    assert Pen(capacity).capacity == expected
+
+
+def test_food(pen):
+    pen.add("ant")
+    assert pen.food() == 10
+'''
+SUITE = ["tests/test_pen.py::test_add", "tests/test_pen.py::test_full",
+         "tests/test_pen.py::test_capacity_is_clamped[0-1]", "tests/test_pen.py::test_capacity_is_clamped[500-100]",
+         "tests/test_pen.py::test_food"]
+DETAILED = """A pen of animals that holds a bounded number of them.
+
+- `__init__(self, capacity)`: a pen for at most `capacity` animals, clamped to 1..100 with `clamp`.
+- `add(self, name)`: put an animal in and return how many there are; raise `ZooError` when full.
+- `food(self)`: the day's food, `FACTOR` a head."""
+SKETCHY = "A bounded pen of animals: one adds animals until it is full, and asks how much food they need."
+
+
+def write_project(root, manifest_extra: str = "", prompt_extra: str = "", entry_point: str = "Pen",
+                  reference: str = REFERENCE):
+    """A src-layout project whose class ``Pen`` uses two other modules of it, with its own suite."""
+    project = root / "zoo"
+    package = project / "repo" / "src" / "zoo"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "units.py").write_text("FACTOR = 10\n\n\ndef clamp(value, low, high):\n"
+                                      "    return max(low, min(value, high))\n")
+    (package / "errors.py").write_text("class ZooError(Exception):\n    pass\n")
+    (package / "pen.py").write_text(PEN)
+    tests = project / "repo" / "tests"
+    tests.mkdir()
+    (tests / "conftest.py").write_text("import pytest\n\nfrom zoo.pen import Pen\n\n\n@pytest.fixture\n"
+                                       "def pen():\n    return Pen(2)\n")
+    (tests / "test_pen.py").write_text(TESTS)
+    (project / "project.toml").write_text('import_root = "src"\n\n[source]\npath = "repo"\n')
+    problem = project / "pen"
+    problem.mkdir()
+    (problem / "problem.toml").write_text(
+        f'module = "zoo.pen"\nentry_point = "{entry_point}"\ntest_count = {len(SUITE)}\n'
+        + f"suite = {SUITE!r}\n".replace("'", '"') + manifest_extra
+        + f"reference = '''\n{reference}'''\n\n[prompt]\ndescription_detailed = '''\n{DETAILED}'''\n"
+        + f"description_sketchy = '''{SKETCHY}'''\n{prompt_extra}\n[prompt.context]\nfull = '''\n{CONTEXT}'''\n"
+    )
+    return project
+
+
+EMPTY = "class Pen: pass\n"
+WRONG = REFERENCE.replace("len(self.animals) * FACTOR", "len(self.animals) * 2")  # food is wrong
+BROKEN_SIGNATURE = REFERENCE.replace("def add(self, name):", "def add(self):")  # add() takes no name
+
+
+def test_the_problem_knows_it_is_a_class(pytester):
+    problem = load_problem(write_project(pytester.path) / "pen" / "problem.toml")
+    assert (problem.kind, problem.noun, problem.function_name) == ("class_definition", "class", "Pen")
+    assert problem.signature == "class Pen:"
+    assert problem.dependencies == ("ZooError", "FACTOR", "clamp")  # every method's, in context order
+    assert dependency_share(problem, make_candidate(problem, WRONG)) == pytest.approx(2 / 3)  # FACTOR unused
+    assert dependency_share(problem, make_candidate(problem, REFERENCE)) == 1.0
+
+
+def test_the_class_is_taken_out_of_an_answer(pytester):
+    problem = load_problem(write_project(pytester.path) / "pen" / "problem.toml")
+    answer = f"Here it is:\n```python\nfrom .units import clamp\n\n{WRONG}\n\ndef helper():\n    pass\n```\n"
+    candidate = make_candidate(problem, answer)
+    assert candidate.error_type is None and candidate.function.startswith("class Pen:")
+    assert "def helper" not in candidate.function and "* 2" in candidate.function
+    continued = make_candidate(problem, "    def food(self):\n        return 0\n")  # continues the header
+    assert continued.function == "class Pen:\n    def food(self):\n        return 0\n"
+    assert make_candidate(problem, EMPTY).empty and not make_candidate(problem, WRONG).empty
+    assert make_candidate(problem, "class Pen(:\n    pass\n").error_type == "SyntaxError"
+
+
+def test_the_empty_class_and_mutants_of_a_class():
+    assert pass_body(REFERENCE) == EMPTY.replace(" pass", "\n    pass")
+    found = mutants(REFERENCE, 50)
+    assert found and all(mutant.function.startswith("class Pen:") for mutant in found)
+    assert {mutant.operator for mutant in found} >= {"arithmetic", "comparison", "statement", "constant"}
+    assert not any("A pen of animals" not in mutant.function for mutant in found)  # docstrings stay
+
+
+@pytest.mark.parametrize("executor", ["warm", "process"])
+def test_a_class_problem_is_judged_by_the_suite(run_repoexec, pytester, executor):
+    project = write_project(pytester.path)
+    replay = write_replay(pytester.path / "replay.jsonl", {"zoo/pen": [REFERENCE, EMPTY, WRONG, BROKEN_SIGNATURE]})
+    result, report = run_repoexec(str(project), f"--repoexec-model=replay:{replay}",
+                                  f"--repoexec-executor={executor}", "--repoexec-fresh")
+    assert report is not None, result.stdout.str()[-3000:]
+    right, empty, wrong, broken = report["samples"]
+    assert (right["passed"], right["tests_passed"], right["dir"]) == (True, 5, 1.0), result.stdout.str()[-3000:]
+    assert (empty["passed"], empty["error_type"], empty["empty"]) == (False, "TypeError", True)  # Pen(2)
+    assert (wrong["passed"], wrong["tests_passed"], wrong["error_type"]) == (False, 4, "AssertionError")
+    assert wrong["failed_test"] == "test_food"
+    assert (broken["passed"], broken["error_type"]) == (False, "TypeError")
+
+
+def test_the_gate_admits_a_class_problem(run_repoexec, pytester):
+    result, report = run_repoexec(str(write_project(pytester.path)), "--repoexec-validate", "--repoexec-reruns=2",
+                                  "--repoexec-mutants=6")
+    assert report is not None, result.stdout.str()[-3000:]
+    (entry,) = report["problems"]
+    assert entry["passed"], entry["reasons"]
+    assert entry["line_coverage"] == 100.0 and entry["branch_coverage"] == 100.0  # the methods' bodies
+    assert entry["mutants"] == 6 and entry["mutation_score"] > 50
+
+
+def test_the_gate_measures_the_methods_not_the_class_statements(run_repoexec, pytester):
+    project = write_project(pytester.path)
+    (project / "repo" / "tests" / "test_pen.py").write_text(  # only the constructor runs: add and food do not
+        "from zoo.pen import Pen\n\n\ndef test_add():\n    assert Pen(0).capacity == 1\n")
+    manifest = project / "pen" / "problem.toml"
+    manifest.write_text(manifest.read_text().replace(f"test_count = {len(SUITE)}", "test_count = 1").replace(
+        f"suite = {SUITE!r}".replace("'", '"'), 'suite = ["tests/test_pen.py::test_add"]'))
+    result, report = run_repoexec(str(project), "--repoexec-validate", "--repoexec-reruns=2", "--repoexec-mutants=0")
+    assert report is not None, result.stdout.str()[-3000:]
+    (entry,) = report["problems"]
+    assert entry["line_coverage"] == pytest.approx(100 * 2 / 7)  # 2 of the methods' 7 statements
+    assert any("coverage of Pen" in reason for reason in entry["reasons"])
+
+
+def test_prompts_hold_the_chosen_description_and_the_context(pytester):
+    manifest = write_project(pytester.path) / "pen" / "problem.toml"
+    detailed, sketchy = (load_problem(manifest, form) for form in ("detailed", "sketchy"))
+    base = build_prompt(detailed, "base", "full")
+    assert base.instruction is None and "def clamp(value, low, high):" in base.response
+    assert base.response.endswith('\n\nclass Pen:\n    """\n' + textwrap.indent(DETAILED, "    ") + '\n    """')
+    assert "self.animals" not in base.response  # no code of the reference
+    assert SKETCHY not in base.text
+    short = build_prompt(sketchy, "instruct2", "small")
+    assert short.instruction.startswith("from .errors import ZooError")
+    assert "implementing the `Pen` class. Write a Python class `class Pen` to solve the following problem:\n" \
+           + SKETCHY in short.instruction
+    assert short.response == f'class Pen:\n    """{SKETCHY}"""' and "`add(self, name)`" not in short.text
+    assert "return max(low" not in short.instruction  # the small context has signatures only
+
+
+GENERATOR = '''\
+from pathlib import Path
+
+import pytest
+
+from pytest_repoexec.prompts import build_prompt
+
+
+class Echo:
+    """Writes each prompt it is asked, then answers with the reference."""
+
+    def count(self, problem, limit):
+        return 1
+
+    def generate(self, problems, limit):
+        for problem in problems:
+            Path("prompt.txt").write_text(build_prompt(problem).text)
+        return {problem.id: [problem.reference] for problem in problems}
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_repoexec_add_generators(registry):
+    registry.add("echo", lambda argument, config: Echo(), "the prompts, written down")
+'''
+
+
+@pytest.mark.parametrize("form, text", [(None, "`add(self, name)`"), ("sketchy", SKETCHY)])
+def test_the_run_option_picks_the_description(run_repoexec, pytester, form, text):
+    project = write_project(pytester.path)
+    pytester.makeconftest(GENERATOR)
+    options = [f"--repoexec-description={form}"] if form else []
+    result, report = run_repoexec(str(project), "--repoexec-model=echo", *options)
+    assert report is not None and report["metrics"]["pass@1"] == 1.0, result.stdout.str()[-3000:]
+    prompt = (pytester.path / "prompt.txt").read_text()
+    assert text in prompt and (SKETCHY in prompt) == (form == "sketchy")
+
+
+def test_a_module_without_the_class_is_a_clear_error(run_repoexec, pytester):
+    project = write_project(pytester.path, entry_point="Cage", reference=REFERENCE.replace("class Pen:", "class Cage:"))
+    result, _ = run_repoexec(str(project))
+    output = result.stdout.str()
+    assert "pen/problem.toml: entry_point: module zoo.pen" in output, output[-3000:]
+    assert "no class 'Cage'" in output
+
+
+FUNCTION = "def unrelated():\n    return 1\n"
+
+
+@pytest.mark.parametrize("change, field, message", [
+    ((f"description_sketchy = '''{SKETCHY}'''", ""), "prompt.description_sketchy",
+     "class 'Pen' needs a description in words (prompt.description_detailed and prompt.description_sketchy)"),
+    ((f"description_detailed = '''\n{DETAILED}'''", "description_detailed = ' '"), "prompt.description_detailed",
+     "class 'Pen' needs a description in words"),
+    (('entry_point = "Pen"', 'entry_point = "Cat"'), "reference", "does not define function 'Cat' or class 'Cat'"),
+])
+def test_bad_class_manifests_name_the_file_and_field(pytester, change, field, message):
+    manifest = write_project(pytester.path) / "pen" / "problem.toml"
+    manifest.write_text(manifest.read_text().replace(*change))
+    with pytest.raises(ManifestError) as raised:
+        load_problem(manifest)
+    assert str(raised.value).startswith(f"{manifest}: {field}: {message}")
+
+
+def test_a_function_problem_has_no_description(pytester):
+    manifest = write_project(pytester.path, entry_point="unrelated", reference=FUNCTION) / "pen" / "problem.toml"
+    with pytest.raises(ManifestError, match=r"prompt.description_detailed: only a class problem has a description "
+                                            r"\('unrelated' is a function\)"):
+        load_problem(manifest)
