@@ -13,6 +13,7 @@ from ..environment import default_cache_dir
 from ..generation import GenerationError
 from ..problem import CONTEXT_LEVELS
 from . import BuildError
+from .classes import ClassOptions
 from .depit import depit_records, write_jsonl
 from .functions import Options
 from .modeltests import ModelTestSettings
@@ -32,7 +33,16 @@ def register(commands: argparse._SubParsersAction) -> None:
                                "with --model for the functions it does not run)")
     building.add_argument("--requirements", action="append", default=[], metavar="REQ",
                           help="more requirements for the project's environment (repeatable, or comma-separated)")
-    building.add_argument("--private", action="store_true", help="also pick functions whose name starts with _")
+    building.add_argument("--classes", action="store_true",
+                          help="class problems: module-level classes that use the repository and whose methods the "
+                               "passing suite runs, judged by those tests, described in words (detailed, sketchy)")
+    building.add_argument("--min-method-coverage", type=float, default=ClassOptions.min_method_coverage,
+                          metavar="PERCENT", help="--classes: least share of a class's methods that passing tests "
+                                                  "run (%(default)s)")
+    building.add_argument("--describe-model", default=None, metavar="NAME",
+                          help="--classes: a model (any --model name) writes the descriptions, not the docstrings")
+    building.add_argument("--private", action="store_true", help="also pick functions (or classes) whose name "
+                                                                 "starts with _")
     building.add_argument("--min-lines", type=int, default=Options.min_lines,
                           help="least lines of a body after its docstring (%(default)s)")
     building.add_argument("--max-lines", type=int, default=Options.max_lines,
@@ -91,30 +101,47 @@ def _add_model_options(group: argparse._ArgumentGroup) -> None:
                        help="vllm: GPUs one model spans (%(default)s)")
 
 
+def _model_options(args: argparse.Namespace, cache: Path) -> ModelOptions:
+    return ModelOptions(
+        cache=cache, sampling=Sampling(args.temperature, args.top_p, args.max_tokens), base_url=args.base_url,
+        api=args.api, concurrency=args.concurrency, request_timeout=args.request_timeout, retries=args.retries,
+        dtype=args.dtype, batch_size=args.batch_size, tensor_parallel_size=args.tensor_parallel_size,
+    )
+
+
 def _model_settings(args: argparse.Namespace, cache: Path) -> ModelTestSettings | None:
     if args.model is None:
         return None
     if args.tests_per_function < 1 or args.coverage_rounds < 0:
         raise GenerationError("--tests-per-function must be at least 1 and --coverage-rounds at least 0")
-    options = ModelOptions(
-        cache=cache, sampling=Sampling(args.temperature, args.top_p, args.max_tokens), base_url=args.base_url,
-        api=args.api, concurrency=args.concurrency, request_timeout=args.request_timeout, retries=args.retries,
-        dtype=args.dtype, batch_size=args.batch_size, tensor_parallel_size=args.tensor_parallel_size,
-    )
-    return ModelTestSettings(args.model, options, args.tests_per_function, args.coverage_rounds)
+    return ModelTestSettings(args.model, _model_options(args, cache), args.tests_per_function, args.coverage_rounds)
+
+
+def _class_options(args: argparse.Namespace, cache: Path) -> ClassOptions | None:
+    if not args.classes:
+        if args.describe_model is not None:
+            raise GenerationError("--describe-model describes classes: it needs --classes")
+        return None
+    if args.model is not None or args.tests == "model":
+        raise GenerationError("--classes are judged by the project's own suite: --model and --tests=model do not "
+                              "apply")
+    if not 0 <= args.min_method_coverage <= 100:
+        raise GenerationError("--min-method-coverage is a percentage, 0 to 100")
+    options = _model_options(args, cache) if args.describe_model is not None else None
+    return ClassOptions(args.private, args.min_method_coverage, args.describe_model, options)
 
 
 def build_command(args: argparse.Namespace) -> int:
     requirements = tuple(part.strip() for entry in args.requirements for part in entry.split(",") if part.strip())
     cache = args.cache or default_cache_dir()
     try:
-        model = _model_settings(args, cache)
+        model, classes = _model_settings(args, cache), _class_options(args, cache)
     except GenerationError as exc:
         print(f"repoexec build: {exc}", file=sys.stderr)
         return 2
     options = BuildOptions(
         source=args.source, out=args.out, cache=cache, tests=args.tests, model=model,
-        requirements=requirements,
+        requirements=requirements, classes=classes,
         functions=Options(private=args.private, min_lines=args.min_lines, max_lines=args.max_lines),
         suite=SuiteSettings(test_timeout=args.test_timeout, timeout=args.suite_timeout, max_tests=args.max_tests),
         sandbox=args.sandbox, gate=not args.no_gate, workers=args.workers, gate_options=tuple(args.gate_option),

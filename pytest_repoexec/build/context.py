@@ -1,10 +1,11 @@
-"""A picked function's dependency context (``prompt.context.full``), as the paper builds it.
+"""A picked function's (or class's) dependency context (``prompt.context.full``), as the paper builds it.
 
 The focal module's imports come first (top-level ones, and top-level ``try``/``if`` blocks of imports), then the
 definitions the function's body uses, with their bodies: cross-file ones first, in the order of the imports
 that bring them (``from pkg.x import y`` and relative imports of the project, followed through re-exports and
 ``from .x import *``; ``import pkg.x as m`` for ``m.y``), then in-file ones in module order. A method also
-gets its class, without itself and without the methods it does not use (``__init__`` stays). A name the
+gets its class, without itself and without the methods it does not use (``__init__`` stays); a class gets what
+any of its methods uses. A name the
 function only reads as an attribute (``obj.name``) or a keyword (``f(name=1)``) is not a use. The engine
 derives the medium and small contexts and the DIR dependencies from this text (``syntax.strip_bodies``,
 ``syntax.dependencies``).
@@ -19,7 +20,7 @@ from pathlib import Path
 
 from tree_sitter import Node
 
-from ..syntax import IMPORTS, node_text, parse, unwrap, walk
+from ..syntax import CLASS, IMPORTS, node_text, parse, unwrap, walk
 from .functions import Function, definitions
 
 _FOLLOWED = 5  # re-exports followed at most this deep
@@ -58,13 +59,18 @@ class Modules:
 
 
 def full_context(modules: Modules, function: Function) -> str:
-    """The dependency context of ``function``: imports, then cross-file and in-file definitions it uses."""
+    """The dependency context of ``function`` (or of a module-level class, by its name as ``qualname``): imports,
+    then cross-file and in-file definitions it uses."""
     data, root = modules.tree(function.module)
     qualname = function.qualname
-    outer, node = next((outer, node) for name, outer, node in definitions(root) if name == qualname)
+    classes = ((name, outer, node) for outer, node, name in module_classes(root))
+    outer, node = next((outer, node) for name, outer, node in (*definitions(root), *classes) if name == qualname)
     top = next(statement for statement in root.named_children if statement.start_byte <= outer.start_byte
                and outer.end_byte <= statement.end_byte)
     used, attributes = free_names(node)
+    bases = node.child_by_field_name("superclasses") if node.type == CLASS else None
+    if bases is not None:  # a class's bases are used too: its prompt's header names them
+        used = list(dict.fromkeys([*(node_text(n) for n in walk(bases) if n.type == "identifier"), *used]))
     statements = root.named_children
     imports = module_imports(root)
     own = _top_level_bindings(statements)
@@ -92,6 +98,17 @@ def full_context(modules: Modules, function: Function) -> str:
     parts = ["\n".join(imports)] if imports else []
     parts += list(dict.fromkeys(text for _, text in sorted(cross, key=lambda pair: pair[0]) + sorted(in_file)))
     return "\n\n\n".join(parts) + "\n" if parts else ""
+
+
+def module_classes(root: Node) -> list[tuple[Node, Node, str]]:
+    """(outer, class, name) for each class defined at a module's top level (decorators in outer)."""
+    found = []
+    for statement in root.named_children:
+        definition = unwrap(statement)
+        name = definition.child_by_field_name("name")
+        if definition.type == CLASS and name is not None:
+            found.append((statement, definition, node_text(name)))
+    return found
 
 
 def module_imports(root: Node) -> list[str]:

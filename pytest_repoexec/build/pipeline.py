@@ -10,13 +10,17 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from ..environment import EnvironmentBuildError, Environments, ProjectEnv
 from ..problem import PROJECT_MANIFEST, load_project
 from ..sandbox import SandboxUnavailable, make_sandbox
 from . import BuildError
 from .admit import GateOutcome, run_gate, set_rejected_aside
+from .classes import NO_REPOSITORY, ClassOptions, class_suite, pick_classes, suite_reason, tested_methods, \
+    uses_repository
 from .context import Modules, full_context
+from .describe import NO_DESCRIPTION, NO_DOCSTRING, docstring_descriptions, model_descriptions
 from .functions import Function, Options, pick
 from .modeltests import NO_TEST, ModelTestSettings, model_problems, summary
 from .report import REPORT, BuildReport
@@ -35,6 +39,7 @@ class BuildOptions:
     model: ModelTestSettings | None = None  # tests from a model: all with tests="model", else where the suite has none
     requirements: tuple[str, ...] = ()
     functions: Options = Options()
+    classes: ClassOptions | None = None  # class problems instead of function problems (``--classes``)
     suite: SuiteSettings = SuiteSettings()
     sandbox: str = "bwrap"
     gate: bool = True
@@ -71,16 +76,10 @@ def build(options: BuildOptions, say: Callable[[str], None] = print) -> BuildRep
         with clock.step("environment"):
             say(f"repoexec build: {name}: source and environment")
             env = _environment(source, project, options, staging)
-        with clock.step("picking"):
-            picked = pick(env.source_root, env.project.import_root, options.functions)
-        report.found, report.picked = len(picked.functions) + len(picked.skipped), len(picked.functions)
-        report.skipped += picked.skipped
-        say(f"repoexec build: {name}: {len(picked.functions)} of {report.found} functions picked")
-        if not picked.functions:
-            raise BuildError(name, "picking functions", "no function fits (see the reasons with --verbose, or "
-                             "widen --min-lines/--max-lines, --private)")
-        tests = options.tests or ("suite" if has_tests(env.source_root) else "model")
-        written = _write_problems(project, env, picked.functions, tests, options, report, clock, say)
+        if options.classes is None:
+            written = _function_problems(project, env, options, report, clock, say)
+        else:
+            written = _class_problems(project, env, options, options.classes, report, clock, say)
         if options.gate:
             with clock.step("gate"):
                 say(f"repoexec build: {name}: {len(written)} problems through the admission gate")
@@ -92,6 +91,86 @@ def build(options: BuildOptions, say: Callable[[str], None] = print) -> BuildRep
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return report
+
+
+def _function_problems(project: Path, env: ProjectEnv, options: BuildOptions, report: BuildReport, clock: _Clock,
+                       say: Callable[[str], None]) -> list[str]:
+    name = project.name
+    with clock.step("picking"):
+        picked = pick(env.source_root, env.project.import_root, options.functions)
+    _count_picked(report, name, "functions", picked.functions, picked.skipped, say,
+                  "no function fits (see the reasons with --verbose, or widen --min-lines/--max-lines, --private)")
+    tests = options.tests or ("suite" if has_tests(env.source_root) else "model")
+    return _write_problems(project, env, picked.functions, tests, options, report, clock, say)
+
+
+def _class_problems(project: Path, env: ProjectEnv, options: BuildOptions, classes: ClassOptions,
+                    report: BuildReport, clock: _Clock, say: Callable[[str], None]) -> list[str]:
+    """A problem for each class that uses its repository and whose methods the passing suite runs, judged by those
+    tests, with its two descriptions (see ``classes`` and ``describe``)."""
+    name = project.name
+    report.kind = "classes"
+    with clock.step("picking"):
+        picked = pick_classes(env.source_root, env.project.import_root, classes)
+    _count_picked(report, name, "classes", picked.classes, picked.skipped, say,
+                  "no module-level class with a method fits (--private to include _names)")
+    if not has_tests(env.source_root):
+        raise BuildError(name, "tests", "class problems are judged by the project's own suite; it ships no test module")
+    with clock.step("suite"):
+        say(f"repoexec build: {name}: running the project's test suite under coverage")
+        run = run_suite(env, picked.classes, make_sandbox(options.sandbox), options.suite)
+    report.suite = _suite_summary(run)
+    modules, names = Modules(env.import_root), problem_names(picked.classes)
+    kept = []
+    for klass in picked.classes:
+        context = full_context(modules, klass)
+        reason = (None if uses_repository(context, klass) else NO_REPOSITORY) or suite_reason(klass, run, classes)
+        if reason:
+            report.skipped.append((_label(klass), reason))
+        else:
+            kept.append((klass, context, class_suite(klass, run, options.suite.max_tests)))
+    with clock.step("describing"):
+        if classes.describe_model is not None:
+            say(f"repoexec build: {name}: asking {classes.describe_model} to describe {len(kept)} classes")
+            described = model_descriptions(name, (klass for klass, _, _ in kept), classes.describe_model,
+                                           classes.describe_options)
+        else:
+            described = {_label(klass): docstring_descriptions(klass) for klass, _, _ in kept}
+    written = []
+    with clock.step("writing"):
+        for klass, context, suite in kept:
+            descriptions = described.get(_label(klass))
+            if descriptions is None:
+                report.skipped.append((_label(klass), NO_DOCSTRING if classes.describe_model is None
+                                       else NO_DESCRIPTION))
+                continue
+            manifest = problem_manifest(klass, context, len(suite), suite)
+            manifest["prompt"] |= {"description_detailed": descriptions[0], "description_sketchy": descriptions[1]}
+            write_problem(project, names[klass], manifest)
+            written.append(names[klass])
+            report.problems.append({"name": names[klass], "class": _label(klass), "tests": len(suite),
+                                    "methods": len(klass.methods), "tested_methods": len(tested_methods(klass, run)),
+                                    "tests_from": "suite", "verdict": "written"})
+    if not written:
+        raise BuildError(name, "picking classes", f"no class uses its repository, has its methods run by passing "
+                         f"tests and a description ({len(run.passed)} of {len(run.outcomes)} tests passed)")
+    return written
+
+
+def _count_picked(report: BuildReport, name: str, kind: str, picked: list[Any], skipped: list[tuple[str, str]],
+                  say: Callable[[str], None], none_fits: str) -> None:
+    """The report's counts of what was found and picked; a build with nothing picked stops here."""
+    report.found, report.picked = len(picked) + len(skipped), len(picked)
+    report.skipped += skipped
+    say(f"repoexec build: {name}: {len(picked)} of {report.found} {kind} picked")
+    if not picked:
+        raise BuildError(name, f"picking {kind}", none_fits)
+
+
+def _suite_summary(run: SuiteRun) -> dict[str, Any]:
+    return {"tests": len(run.outcomes), "passed": len(run.passed),
+            "not_passed": sorted(t for t, o in run.outcomes.items() if o != "passed"),
+            "collect_errors": run.collect_errors, "seconds": round(run.seconds, 2)}
 
 
 def _check_out(out: Path, name: str) -> None:
@@ -143,9 +222,7 @@ def _write_problems(project: Path, env: ProjectEnv, functions: list[Function], t
         with clock.step("suite"):
             say(f"repoexec build: {name}: running the project's test suite under coverage")
             run = run_suite(env, functions, make_sandbox(options.sandbox), options.suite)
-        report.suite = {"tests": len(run.outcomes), "passed": len(run.passed),
-                        "not_passed": sorted(t for t, o in run.outcomes.items() if o != "passed"),
-                        "collect_errors": run.collect_errors, "seconds": round(run.seconds, 2)}
+        report.suite = _suite_summary(run)
         with clock.step("writing"):
             written, untested = _write_suite_problems(project, modules, names, functions, run, options, report)
         if options.model is None:

@@ -17,6 +17,7 @@ REPORT = "build-report.json"
 class BuildReport:
     project: str
     source: str
+    kind: str = "functions"  # what the problems' entry points are: functions (and methods) or classes
     found: int = 0  # every function and method seen, the left-out ones included
     picked: int = 0
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (function, reason), every step's
@@ -42,6 +43,7 @@ class BuildReport:
             "rejected": sum(p.get("verdict") == "rejected" for p in self.problems),
             "mean_line_coverage": round(mean(line), 2) if line else None,
             "mean_mutation_score": round(mean(mutation), 2) if mutation else None,
+            "mean_tests": round(mean(p["tests"] for p in admitted), 2) if admitted else None,
             "seconds": round(sum(self.seconds.values()), 1),
         }
 
@@ -49,6 +51,7 @@ class BuildReport:
         return {
             "project": self.project,
             "source": self.source,
+            "kind": self.kind,
             **self.figures(),
             "skipped_by_reason": dict(Counter(reason for _, reason in self.skipped).most_common()),
             "seconds_by_step": {step: round(value, 2) for step, value in self.seconds.items()},
@@ -65,11 +68,11 @@ class BuildReport:
 
     def table(self) -> list[str]:
         figures = self.figures()
-        header = ["project", "found", "picked", "with tests", "admitted", "rejected", "coverage%", "mutation%",
-                  "time s"]
+        header = ["project", f"{self.kind} found", "picked", "with tests", "admitted", "rejected", "tests each",
+                  "coverage%", "mutation%", "time s"]
         row = [self.project, *(_shown(figures[key]) for key in (
-            "found", "picked", "with_tests", "admitted", "rejected", "mean_line_coverage", "mean_mutation_score",
-            "seconds"))]
+            "found", "picked", "with_tests", "admitted", "rejected", "mean_tests", "mean_line_coverage",
+            "mean_mutation_score", "seconds"))]
         widths = [max(len(a), len(b)) for a, b in zip(header, row)]
         lines = ["  ".join(cell.rjust(width) if index else cell.ljust(width)
                            for index, (cell, width) in enumerate(zip(cells, widths))) for cells in (header, row)]

@@ -147,9 +147,15 @@ def _plan(env: ProjectEnv, files: list[Path], confined: bool, scratch: Path, res
 def suite_for(function: Function, run: SuiteRun, limit: int) -> list[str]:
     """The passing tests whose call phase ran a line of the function's body, at most ``limit``: those that
     name the function first, then the fastest; returned in node-id order."""
-    first, last = function.body_lines
+    return tests_running(function.path, function.name, [function.body_lines], run, limit)
+
+
+def tests_running(path: str, name: str, spans: Iterable[tuple[int, int]], run: SuiteRun, limit: int) -> list[str]:
+    """The passing tests whose call phase ran a line of ``path`` within one of ``spans`` (first and last line),
+    at most ``limit``: those that name ``name`` first, then the fastest; returned in node-id order."""
+    spans = list(spans)
     passed = run.passed
-    found = [test for test, lines in run.lines.get(function.path, {}).items()
-             if test in passed and any(first <= line <= last for line in lines)]
-    ranked = sorted(found, key=lambda test: (function.name not in test, run.durations.get(test, 0.0), test))
+    found = [test for test, lines in run.lines.get(path, {}).items()
+             if test in passed and any(first <= line <= last for line in lines for first, last in spans)]
+    ranked = sorted(found, key=lambda test: (name not in test, run.durations.get(test, 0.0), test))
     return sorted(ranked[:limit])
