@@ -15,7 +15,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from rank_bm25 import BM25Okapi
 from tree_sitter import Node
 
 from pytest_repoexec.syntax import IMPORTS, docstring, node_text, parse, unwrap, walk
@@ -87,6 +86,8 @@ class Repository:
         self.pieces = [*(self._piece(d) for d in self.definitions),
                        *(Piece(m.name, m.path, "", "module-level code", m.statements)
                          for m in self.modules.values() if m.statements)]
+        from rank_bm25 import BM25Okapi  # here, not at the plugin's import: it brings numpy into every session
+
         self._ranking = BM25Okapi([tokens(piece.text) or ["\0"] for piece in self.pieces]) if self.pieces else None
 
     def _add(self, name: str, path: str, source: str) -> None:

@@ -95,9 +95,10 @@ class Executor(Protocol):
 
 
 def module_file(import_root: Path, module: str) -> Path:
-    """The file of a dotted module under an import root: ``a/b.py`` or ``a/b/__init__.py``."""
+    """The file of a dotted module under an import root: ``a/b/__init__.py`` or ``a/b.py``, in the order Python's
+    import looks (a release may ship both, as inflection 0.5.1's does: the package is what gets imported)."""
     base = import_root.joinpath(*module.split("."))
-    for path in (base.with_suffix(".py"), base / "__init__.py"):
+    for path in (base / "__init__.py", base.with_suffix(".py")):
         if path.is_file():
             return path
     raise ProblemLayoutError(f"module {module} is not in the project's source ({import_root})")

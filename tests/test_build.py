@@ -148,7 +148,7 @@ def test_a_release_that_cannot_be_downloaded_names_project_and_step(
     monkeypatch.setenv("PIP_NO_INPUT", "1")
     status = main(["build", "pypi:tally==0.1", "--out", str(tmp_path / "tally"), "--cache", str(repoexec_cache)])
     error = capsys.readouterr().err
-    assert status == 1 and "repoexec build: project tally: environment: project tally: no sdist or wheel" in error
+    assert status == 1 and "repoexec build: project tally: environment: no sdist or wheel of tally==0.1" in error
     assert not (tmp_path / "tally").exists() and list(tmp_path.iterdir()) == []
 
 

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from tree_sitter import Node
 
+from ..executor import ProblemLayoutError, module_file
 from ..syntax import CLASS, IMPORTS, node_text, parse, unwrap, walk
 from .functions import Function, definitions
 
@@ -44,8 +45,10 @@ class Modules:
         self._parsed: dict[str, tuple[bytes, Node] | None] = {}
 
     def file(self, module: str) -> Path | None:
-        base = self.root.joinpath(*module.split("."))
-        return next((path for path in (base.with_suffix(".py"), base / "__init__.py") if path.is_file()), None)
+        try:
+            return module_file(self.root, module)
+        except ProblemLayoutError:
+            return None
 
     def tree(self, module: str) -> tuple[bytes, Node] | None:
         if module not in self._parsed:

@@ -70,6 +70,8 @@ def pick(source_root: Path, import_root: str = ".", options: Options = Options()
         where = file_reason(path.relative_to(base))
         if where is None and module is None:
             where = "not an importable module"
+        elif where is None and path.name != "__init__.py" and (path.with_suffix("") / "__init__.py").is_file():
+            where = "shadowed by the package of the same name"  # import finds the package, never this file
         found = list(definitions(parse(text)[1]))
         bound = Counter(qualname for qualname, _, _ in found)
         for qualname, outer, function in found:

@@ -87,7 +87,7 @@ def build(options: BuildOptions, say: Callable[[str], None] = print) -> BuildRep
         report.write(project)
         _put_in_place(project, out)
     except (EnvironmentBuildError, SandboxUnavailable) as exc:
-        raise BuildError(name, "environment", str(exc)) from None
+        raise BuildError(name, "environment", str(exc).removeprefix(f"project {name}: ")) from None
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return report
