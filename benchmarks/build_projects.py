@@ -44,6 +44,9 @@ def check(release: str, out: Path, workers: str) -> list[str]:
     if built.returncode != 0:
         return [release, f"build failed: {(built.stderr or built.stdout).strip().splitlines()[-1]}"]
     figures = json.loads((folder / "build-report.json").read_text())
+    if not figures["admitted"]:
+        return [release, str(figures["found"]), str(figures["picked"]), str(figures["with_tests"]), "0", "-", "-",
+                f"{seconds:.0f} s", "-", "-"]
     references = score(folder, workers)
     problems = [load_problem(manifest) for manifest in find_manifests([folder])]
     with tempfile.TemporaryDirectory(prefix="repoexec-pass-bodies-") as scratch:
