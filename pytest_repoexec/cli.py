@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 from .build.command import register as register_build
+from .paraphrase.command import register as register_paraphrase
 from .importer.convert import load_pins, write_project
 from .importer.sources import Problems, SourceError, read_data_folder, read_hugging_face
 from .leaderboard import compare, render
@@ -45,6 +46,7 @@ def main(argv: list[str] | None = None) -> int:
     comparing.add_argument("--html", type=Path, default=None, metavar="PATH",
                            help="also write the leaderboard as a self-contained HTML page, with a plot of the intervals")
     register_build(commands)
+    register_paraphrase(commands)
     args = parser.parse_args(argv)
     if "handler" in args:
         return args.handler(args)

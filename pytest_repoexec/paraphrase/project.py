@@ -1,0 +1,206 @@
+"""``repoexec paraphrase DIR --out DIR2``: the repository copied as ``DIR2/repo`` with the benchmark's identifiers
+case-flipped in its code and tests, every admitted problem of DIR with its manifest in the new spellings, then the
+admission gate on all of them: a problem whose tests no longer pass is dropped (set aside as the builder's
+rejected ones) and reported. Built in a staging folder, moved into place only when complete."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import tomli_w
+
+from ..environment import EnvironmentBuildError, Environments
+from ..problem import PROBLEM_MANIFEST, PROJECT_MANIFEST, ManifestError, load_project
+from ..build import BuildError
+from ..build.admit import REJECTED, run_gate, set_rejected_aside
+from ..build.pipeline import _put_in_place
+from ..build.sources import Source, copy_tree
+from . import ParaphraseError
+from .index import ClassKey, Index, identifiers
+from .manifest import benchmark_names, rewrite_manifest
+from .names import choose
+from .rename import Renames
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+REPORT = "paraphrase-report.json"
+
+
+@dataclass(frozen=True)
+class ParaphraseOptions:
+    folder: Path
+    out: Path
+    cache: Path
+    sandbox: str = "bwrap"
+    gate: bool = True
+    workers: int = 1
+    gate_options: tuple[str, ...] = ()
+    gate_timeout: float = 3600.0
+
+
+@dataclass
+class ParaphraseReport:
+    project: str
+    origin: str
+    renamed: dict[str, str] = field(default_factory=dict)
+    passed_over: list[str] = field(default_factory=list)  # flips taken by a name already in the repository
+    problems: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def admitted(self) -> int:
+        return sum(problem["verdict"] == "admitted" for problem in self.problems)
+
+    def table(self) -> list[str]:
+        share = self.admitted / len(self.problems) if self.problems else 0.0
+        lines = [f"{'problems in':>12} {'identifiers':>12} {'admitted':>9} {'dropped':>8} {'kept':>7}",
+                 f"{len(self.problems):>12} {len(self.renamed):>12} {self.admitted:>9} "
+                 f"{len(self.problems) - self.admitted:>8} {share:>7.1%}"]
+        lines += [f"dropped {p['name']} ({p['entry_point']}): {'; '.join(p['reasons']) or 'no reason given'}"
+                  for p in self.problems if p["verdict"] == "dropped"]
+        return lines
+
+    def write(self, folder: Path) -> None:
+        document = {"project": self.project, "from": self.origin, "problems_in": len(self.problems),
+                    "renamed": self.renamed, "passed_over": self.passed_over, "admitted": self.admitted,
+                    "dropped": len(self.problems) - self.admitted,
+                    "kept_share": self.admitted / len(self.problems) if self.problems else 0.0,
+                    "problems": self.problems}
+        (folder / REPORT).write_text(json.dumps(document, indent=1) + "\n", encoding="utf-8")
+
+
+def paraphrase(options: ParaphraseOptions, say: Callable[[str], None] = print) -> ParaphraseReport:
+    """Paraphrase the built project ``options.folder`` into ``options.out``; the report, also written there."""
+    folder, out = options.folder.resolve(), options.out.resolve()
+    name = out.name
+    _check_out(out)
+    manifests = _problems(folder)
+    staging = out.parent / f".{name}.paraphrasing-{os.getpid()}"
+    shutil.rmtree(staging, ignore_errors=True)
+    project = staging / name
+    report = ParaphraseReport(name, str(folder))
+    try:
+        say(f"repoexec paraphrase: {name}: copying the repository")
+        import_root = _copy_source(folder, project, options.cache)
+        renames = _choose(Index(project / "repo", import_root), manifests, report)
+        say(f"repoexec paraphrase: {name}: {len(renames.names)} identifiers renamed in the repository")
+        _rewrite_repository(renames)
+        for problem, manifest in manifests.items():
+            _write_problem(folder / problem, project / problem, manifest, renames, report)
+        if options.gate:
+            say(f"repoexec paraphrase: {name}: {len(manifests)} problems through the admission gate")
+            _gate(project, options, report)
+        else:
+            for entry in report.problems:
+                entry.update(verdict="admitted", reasons=[])
+        report.write(project)
+        _put_in_place(project, out)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return report
+
+
+def _check_out(out: Path) -> None:
+    """``--out`` may be new, empty, or an earlier paraphrase (which is replaced); never anything else."""
+    if out.exists() and any(out.iterdir()) and not (out / REPORT).is_file():
+        raise ParaphraseError(f"{out} exists and is not an earlier paraphrase (no {REPORT}); give a new folder")
+
+
+def _problems(folder: Path) -> dict[str, dict[str, Any]]:
+    """The admitted problems' manifests (``rejected/`` left out), by folder name."""
+    if not (folder / PROJECT_MANIFEST).is_file():
+        raise ParaphraseError(f"{folder}: no {PROJECT_MANIFEST}: not a built project")
+    found = {path.parent.name: tomllib.loads(path.read_text(encoding="utf-8"))
+             for path in sorted(folder.glob(f"*/{PROBLEM_MANIFEST}")) if path.parent.name != REJECTED}
+    if not found:
+        raise ParaphraseError(f"{folder}: no problem to paraphrase")
+    return found
+
+
+def _copy_source(folder: Path, project: Path, cache: Path) -> str:
+    """The repository copied into ``project/repo`` (a PyPI pin materialised by the engine's cache first), and a
+    ``project.toml`` that points there with the original's other fields; the import root."""
+    manifest = folder / PROJECT_MANIFEST
+    try:
+        original = load_project(manifest)
+        root = Path(original.source.location) if original.source.kind == "path" else \
+            Environments(cache).get(original).source_root
+    except (ManifestError, EnvironmentBuildError) as exc:
+        raise ParaphraseError(str(exc)) from None
+    try:
+        copy_tree(Source("folder", str(root)), project / "repo", project.name)
+    except BuildError as exc:
+        raise ParaphraseError(str(exc)) from None
+    fields = tomllib.loads(manifest.read_text(encoding="utf-8"))
+    fields["source"] = {"path": "repo"}
+    (project / PROJECT_MANIFEST).write_text(tomli_w.dumps(fields), encoding="utf-8")
+    return original.import_root
+
+
+def _choose(index: Index, manifests: dict[str, dict[str, Any]], report: ParaphraseReport) -> Renames:
+    """The benchmark's identifiers and their new spellings, away from every name the repository uses."""
+    top: set[ClassKey] = set()
+    own: dict[ClassKey, set[str]] = {}
+    old: list[str] = []
+    renames = Renames(index, {})
+    for manifest in manifests.values():
+        key, names = benchmark_names(renames, manifest["module"], manifest["entry_point"])
+        if key is not None and names and names[0] == key[1]:
+            top.add(key)
+        members = names[1:] if names and names[0] == key[1] else names
+        if members:
+            own.setdefault(key, set()).update(members)
+        old += names
+    existing: dict[str, str] = {}
+    for module, tree in index.trees.items():
+        where = str(index.files[module].relative_to(index.root))
+        for name in identifiers(tree):
+            existing.setdefault(name, where)
+    renames.names, report.passed_over = choose(old, existing)
+    renames.top, renames.own = top, own
+    report.renamed = dict(renames.names)
+    return renames
+
+
+def _rewrite_repository(renames: Renames) -> None:
+    for path, module in renames.index.modules.items():
+        source = path.read_text(encoding="utf-8", errors="replace")
+        rewritten = renames.rewrite(source, module)
+        if rewritten != source:
+            path.write_text(rewritten, encoding="utf-8")
+
+
+def _write_problem(source: Path, target: Path, manifest: dict[str, Any], renames: Renames,
+                   report: ParaphraseReport) -> None:
+    """The problem's folder copied, its manifest and its own test modules in the new spellings."""
+    shutil.copytree(source, target, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    _, own = benchmark_names(renames, manifest["module"], manifest["entry_point"])
+    rewritten = rewrite_manifest(manifest, renames, own)
+    (target / PROBLEM_MANIFEST).write_text(tomli_w.dumps(rewritten, multiline_strings=True), encoding="utf-8")
+    package = manifest["module"].rpartition(".")[0]
+    for test in target.glob("test_*.py"):
+        module = f"{package}.{test.stem}" if package else test.stem
+        test.write_text(renames.rewrite(test.read_text(encoding="utf-8"), module), encoding="utf-8")
+    report.problems.append({"name": target.name, "entry_point": manifest["entry_point"],
+                            "new_entry_point": rewritten["entry_point"], "verdict": "written"})
+
+
+def _gate(project: Path, options: ParaphraseOptions, report: ParaphraseReport) -> None:
+    try:
+        outcome = run_gate(project, options.cache, options.sandbox, options.workers, list(options.gate_options),
+                           options.gate_timeout)
+    except BuildError as exc:
+        raise ParaphraseError(str(exc)) from None
+    dropped = set(set_rejected_aside(project, outcome, [entry["name"] for entry in report.problems]))
+    for entry in report.problems:
+        entry["verdict"] = "dropped" if entry["name"] in dropped else "admitted"
+        entry["reasons"] = list(outcome.verdicts.get(entry["name"], {}).get("reasons", []))

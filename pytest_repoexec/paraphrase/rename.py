@@ -1,0 +1,269 @@
+"""Code rewritten with the new spellings, by tree-sitter: a name is renamed where it is bound to a renamed
+definition of the repository (its definition, its uses, its imports, ``module.name``), a member where the
+object is a renamed class or an instance of one (``self.x``, ``Cls.x``, ``super().x``, ``obj.x`` for
+``obj = Cls(...)`` or ``obj: Cls``); strings (but their ``{...}`` code), comments, keyword arguments and
+attributes of anything else stay as written. ``__all__``'s strings name bindings, so they follow."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from tree_sitter import Node
+
+from ..syntax import node_text, parse
+from .index import LOCAL, Binding, ClassKey, Index
+
+_SCOPES = ("function_definition", "class_definition", "lambda")
+_TARGETS = ("assignment", "augmented_assignment", "for_statement", "for_in_clause")
+
+
+@dataclass
+class Scope:
+    bindings: dict[str, Binding]
+    parent: Scope | None = None
+    klass: ClassKey | None = None  # a class body's class
+    owner: ClassKey | None = None  # a method's class (for super())
+
+
+@dataclass
+class Renames:
+    """The chosen spellings: the repository's top-level definitions renamed, the members renamed per class."""
+
+    index: Index
+    names: dict[str, str]  # old -> new spelling
+    top: set[ClassKey] = field(default_factory=set)  # (module, name) of the renamed top-level definitions
+    own: dict[ClassKey, set[str]] = field(default_factory=dict)  # a benchmark class's renamed members
+
+    def members(self, key: ClassKey | None, seen: frozenset = frozenset()) -> set[str]:
+        """A class's renamed members, its repository bases' included (an override is renamed with them)."""
+        if key is None or key in seen:
+            return set()
+        found = set(self.own.get(key, ()))
+        for base in self.index.bases(key) if key in self.index.classes else ():
+            found |= self.members(base, seen | {key})
+        return found
+
+    def renamed(self, binding: Binding | None) -> bool:
+        return binding is not None and binding.kind == "def" and binding.follows and binding.key in self.top
+
+    def rewrite(self, source: str, module: str, klass: ClassKey | None = None) -> str:
+        """``source`` read as code of ``module`` (with the module's bindings; its own for a module the repository
+        lacks, such as a problem's test module), or as the body of its class ``klass`` (a method's reference),
+        with every renamed name in its new spelling."""
+        data, tree = parse(source)
+        known = module in self.index.trees
+        scope = Scope(dict(self.index.env(module) if known else self.index.bindings(tree, module)))
+        rewriter = _Rewriter(self, module)
+        rewriter.prescan(tree, scope)
+        rewriter.visit(tree, Scope({}, scope, klass=klass) if klass is not None else scope)
+        for start, end, text in sorted(rewriter.edits, reverse=True):
+            data = data[:start] + text.encode("utf-8") + data[end:]
+        return data.decode("utf-8")
+
+
+class _Rewriter:
+    def __init__(self, renames: Renames, module: str) -> None:
+        self.renames, self.index, self.module = renames, renames.index, module
+        self.edits: list[tuple[int, int, str]] = []
+
+    def rename(self, node: Node) -> None:
+        self.edits.append((node.start_byte, node.end_byte, self.renames.names[node_text(node)]))
+
+    def lookup(self, scope: Scope, name: str) -> Binding | None:
+        """A bare name as Python finds it: enclosing functions, then the module (class bodies are skipped)."""
+        current: Scope | None = scope
+        while current is not None:
+            if current.klass is None or current is scope:
+                if name in current.bindings:
+                    return current.bindings[name]
+            current = current.parent
+        return None
+
+    def entity(self, node: Node, scope: Scope) -> Binding | None:
+        return self.index.entity(node, lambda name: self.lookup(scope, name), _owner(scope))
+
+    def visit(self, node: Node, scope: Scope) -> None:
+        kind = node.type
+        if kind == "string":
+            for child in node.children:
+                if child.type == "interpolation":
+                    self.visit(child, scope)
+        elif kind == "import_from_statement":
+            self.import_from(node, scope)
+        elif kind in ("import_statement", "future_import_statement", "comment"):
+            return
+        elif kind in ("class_definition", "function_definition"):
+            self.definition(node, scope)
+        elif kind == "lambda":
+            inner = Scope({name: LOCAL for name in _parameters(node)}, scope)
+            self.visit(node.child_by_field_name("body"), inner)
+        elif kind == "identifier":
+            self.bare(node, scope)
+        elif kind == "attribute":
+            self.attribute(node, scope)
+        elif kind == "keyword_argument":
+            self.visit(node.child_by_field_name("value"), scope)
+        elif kind == "assignment" and node_text(node.child_by_field_name("left")) == "__all__":
+            self.exported_names(node.child_by_field_name("right"), scope)
+        else:
+            for child in node.children:
+                self.visit(child, scope)
+
+    def bare(self, node: Node, scope: Scope) -> None:
+        name = node_text(node)
+        if scope.klass is not None and name in self.renames.members(scope.klass):
+            self.rename(node)
+        elif self.renames.renamed(self.lookup(scope, name)):
+            self.rename(node)
+
+    def attribute(self, node: Node, scope: Scope) -> None:
+        holder, name = node.child_by_field_name("object"), node.child_by_field_name("attribute")
+        self.visit(holder, scope)
+        binding = self.entity(holder, scope)
+        if binding is None:
+            return
+        if binding.kind == "module":
+            if self.renames.renamed(self.index.target(binding.module, node_text(name))):
+                self.rename(name)
+        elif node_text(name) in self.renames.members(self.index.class_key(binding)):
+            self.rename(name)
+
+    def definition(self, node: Node, scope: Scope) -> None:
+        name = node.child_by_field_name("name")
+        text = node_text(name)
+        if scope.klass is not None:
+            renamed = text in self.renames.members(scope.klass)
+        else:
+            renamed = scope.parent is None and self.renames.renamed(scope.bindings.get(text))
+        if renamed:
+            self.rename(name)
+        if node.type == "class_definition":
+            key = self.index.class_key(scope.bindings.get(text)) if scope.parent is None else None
+            if node.child_by_field_name("superclasses"):
+                self.visit(node.child_by_field_name("superclasses"), scope)
+            inner = Scope({}, scope, klass=key)
+            self.prescan(node.child_by_field_name("body"), inner)
+            self.visit(node.child_by_field_name("body"), inner)
+            return
+        inner = Scope({}, scope, owner=scope.klass)
+        for index, (parameter, annotation, default) in enumerate(_parameter_nodes(node)):
+            for part in (annotation, default):
+                if part is not None:
+                    self.visit(part, scope)
+            typed = self.entity(annotation, scope) if annotation is not None else None
+            if index == 0 and scope.klass is not None and not _static(node):
+                inner.bindings[parameter] = Binding("instance", *scope.klass)
+            elif typed is not None and self.index.class_key(typed) and typed.kind == "def":
+                inner.bindings[parameter] = Binding("instance", *typed.key)
+            else:
+                inner.bindings[parameter] = LOCAL
+        if node.child_by_field_name("return_type"):
+            self.visit(node.child_by_field_name("return_type"), scope)
+        self.prescan(node.child_by_field_name("body"), inner)
+        self.visit(node.child_by_field_name("body"), inner)
+
+    def prescan(self, body: Node, scope: Scope) -> None:
+        """The names a scope binds before its statements are read: assigned ones are local (an instance where
+        the value is a call of a repository class), imports bind what they reach; the module scope keeps its
+        definitions and only learns its instances."""
+        module = scope.parent is None
+        for node in _own_nodes(body):
+            if node.type == "import_from_statement" or node.type == "import_statement":
+                if not module:
+                    scope.bindings.update(self.index.imported(node, self.module))
+            elif node.type in _TARGETS or node.type in ("as_pattern", "named_expression"):
+                value = node.child_by_field_name("right") or node.child_by_field_name("value") or (
+                    node.named_children[0] if node.type == "as_pattern" and node.named_children else None)
+                made = self.entity(value, scope) if value is not None and node.type != "for_statement" else None
+                made = made if made is not None and made.kind == "instance" else None
+                typed = node.child_by_field_name("type")
+                if made is None and typed is not None and (hint := self.entity(typed, scope)) is not None and \
+                        hint.kind == "def" and self.index.class_key(hint):
+                    made = Binding("instance", *hint.key)
+                for target in _target_names(node):
+                    if made is not None:
+                        scope.bindings[target] = made
+                    elif not module:
+                        scope.bindings.setdefault(target, LOCAL)
+            elif node.type in ("function_definition", "class_definition") and not module and scope.klass is None:
+                scope.bindings[node_text(node.child_by_field_name("name"))] = LOCAL
+
+    def import_from(self, node: Node, scope: Scope) -> None:
+        source = self.index.from_module(node, self.module)
+        for name in node.children_by_field_name("name"):
+            original = name.child_by_field_name("name") if name.type == "aliased_import" else name
+            if self.renames.renamed(self.index.target(source, node_text(original))):
+                self.rename(original)
+
+    def exported_names(self, value: Node, scope: Scope) -> None:
+        """``__all__ = [...]``: its strings are the names the module exports, so they follow their bindings."""
+        for item in value.named_children if value is not None else ():
+            content = [child for child in item.children if child.type == "string_content"]
+            if item.type == "string" and len(content) == 1 and \
+                    self.renames.renamed(self.lookup(scope, node_text(content[0]))):
+                self.rename(content[0])
+
+
+def _owner(scope: Scope) -> ClassKey | None:
+    current: Scope | None = scope
+    while current is not None and current.owner is None:
+        current = current.parent
+    return current.owner if current is not None else None
+
+
+def _own_nodes(body: Node) -> Iterator[Node]:
+    """The nodes of a scope's body, not those of the functions, classes and lambdas in it (their names are)."""
+    stack = list(reversed(body.children))
+    while stack:
+        node = stack.pop()
+        yield node
+        if node.type not in _SCOPES:
+            stack.extend(reversed(node.children))
+
+
+def _target_names(node: Node) -> list[str]:
+    """The plain names an assignment, loop, ``with ... as`` or ``:=`` binds (not attributes, not subscripts)."""
+    if node.type == "as_pattern":
+        target = node.child_by_field_name("alias")
+    elif node.type == "named_expression":
+        target = node.child_by_field_name("name")
+    else:
+        target = node.child_by_field_name("left")
+    if target is None:
+        return []
+    stack, found = [target], []
+    while stack:
+        current = stack.pop()
+        if current.type == "identifier":
+            found.append(node_text(current))
+        elif current.type in ("pattern_list", "tuple_pattern", "list_pattern", "as_pattern_target",
+                              "list_splat_pattern", "parenthesized_expression", "expression_list", "tuple", "list"):
+            stack.extend(current.named_children)
+    return found
+
+
+def _parameter_nodes(node: Node) -> Iterator[tuple[str, Node | None, Node | None]]:
+    """(name, annotation, default) of each parameter of a function definition."""
+    for parameter in node.child_by_field_name("parameters").named_children:
+        if parameter.type == "identifier":
+            yield node_text(parameter), None, None
+            continue
+        name = parameter.child_by_field_name("name")
+        if name is None:
+            name = next((child for child in parameter.named_children if child.type == "identifier"), None)
+            if name is None and parameter.named_children:  # *args, **kwargs
+                name = parameter.named_children[0]
+        if name is not None and name.type == "identifier":
+            yield node_text(name), parameter.child_by_field_name("type"), parameter.child_by_field_name("value")
+
+
+def _parameters(node: Node) -> list[str]:
+    parameters = node.child_by_field_name("parameters")
+    return [node_text(n) for n in (parameters.named_children if parameters else []) if n.type == "identifier"]
+
+
+def _static(node: Node) -> bool:
+    decorated = node.parent if node.parent is not None and node.parent.type == "decorated_definition" else None
+    return decorated is not None and any(node_text(d).strip() == "@staticmethod"
+                                         for d in decorated.children if d.type == "decorator")

@@ -1,0 +1,208 @@
+"""``repoexec paraphrase`` on a class benchmark built here: the benchmark's identifiers case-flipped in the
+repository's code, its tests and the manifests (strings, comments and a str's ``encode`` untouched), the
+paraphrased references admitted and passing, a problem whose test names a method in a string dropped, and a
+collision with an existing name reported with the file and the identifier."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pytest_repoexec.build.classes import ClassOptions
+from pytest_repoexec.build.pipeline import BuildOptions, build
+from pytest_repoexec.paraphrase import ParaphraseError
+from pytest_repoexec.paraphrase.index import Index
+from pytest_repoexec.paraphrase.names import choose, variants
+from pytest_repoexec.paraphrase.project import ParaphraseOptions, paraphrase
+from pytest_repoexec.paraphrase.rename import Renames
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+CORE = '''\
+from .errors import CodecError
+
+PREFIX = "x:"
+
+
+class Codec:
+    """Encodes text behind a prefix.
+
+    What it encodes it can decode.
+    """
+
+    def __init__(self, prefix=PREFIX):
+        self.prefix = prefix
+
+    def encode(self, text):
+        """The text behind the prefix, as bytes."""
+        # encode: a comment keeps its spelling
+        if not isinstance(text, str):
+            raise CodecError("encode needs text")
+        return (self.prefix + text).encode("utf-8")
+
+    def decode(self, data):
+        """The text back from bytes."""
+        text = data.decode("utf-8")
+        if not text.startswith(self.prefix):
+            raise CodecError("no prefix")
+        return text[len(self.prefix):]
+
+    def roundtrip(self, text):
+        """The text encoded and decoded again."""
+        return self.decode(self.encode(text))
+
+
+class Registry:
+    """Names whose handlers are its own methods."""
+
+    def __init__(self):
+        self.names = []
+
+    def register(self, name):
+        """Remember a name; how many there are."""
+        if not name:
+            raise CodecError("no name")
+        self.names.append(name)
+        return len(self.names)
+
+    def handler(self, name):
+        """The method called name."""
+        return getattr(self, name)
+'''
+TESTS = '''\
+import pytest
+
+from codec import Codec
+from codec.core import Registry
+from codec.errors import CodecError
+
+
+def test_encode():
+    codec = Codec()
+    assert codec.encode("a") == b"x:a"
+    assert "a".encode() == b"a"
+
+
+def test_decode():
+    assert Codec().decode(b"x:b") == "b"
+    with pytest.raises(CodecError):
+        Codec().encode(1)
+
+
+def test_roundtrip():
+    assert Codec("y:").roundtrip("c") == "c"
+
+
+def test_registry():
+    registry = Registry()
+    assert registry.register("register") == 1
+    assert registry.handler("register") is not None
+'''
+
+
+def write_codec(root: Path) -> Path:
+    (root / "codec").mkdir(parents=True)
+    (root / "tests").mkdir()
+    (root / "pyproject.toml").write_text('[project]\nname = "codec"\nversion = "0.1"\n')
+    (root / "codec" / "__init__.py").write_text("from .core import Codec\n")
+    (root / "codec" / "errors.py").write_text("class CodecError(Exception):\n    pass\n")
+    (root / "codec" / "core.py").write_text(CORE)
+    (root / "tests" / "test_core.py").write_text(TESTS)
+    return root
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory, repoexec_cache: Path) -> Path:
+    root = tmp_path_factory.mktemp("paraphrase")
+    out = root / "built" / "codec"
+    report = build(BuildOptions(str(write_codec(root / "src")), out, repoexec_cache, classes=ClassOptions(),
+                                gate_options=("--repoexec-mutants=0", "--repoexec-reruns=2")), say=lambda line: None)
+    assert sorted(p["name"] for p in report.problems if p["verdict"] == "admitted") == ["core_Codec", "core_Registry"]
+    return out
+
+
+def test_flips_are_deterministic_and_step_past_taken_names() -> None:
+    assert variants("encode") == ["eNcOdE", "EnCoDe"]
+    assert choose(["encode", "Codec"], {"eNcOdE": "codec/other.py"}) == (
+        {"Codec": "COdEc", "encode": "EnCoDe"}, ["encode: eNcOdE is already a name in codec/other.py"])
+    with pytest.raises(ParaphraseError, match=r"identifier 'encode'.*eNcOdE is already a name in a\.py.*"
+                                              r"EnCoDe is already a name in b\.py"):
+        choose(["encode"], {"eNcOdE": "a.py", "EnCoDe": "b.py"})
+
+
+def test_names_follow_their_bindings_not_their_spelling(tmp_path: Path) -> None:
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("from .core import total as summed, total\n__all__ = ['total']\n")
+    (tmp_path / "pkg" / "core.py").write_text("def total(items):\n    return sum(items)\n")
+    (tmp_path / "use.py").write_text(
+        "import pkg.core as core\nimport pkg\nfrom pkg import summed\n\n\n"
+        "def run(total, other):\n    other.total()\n    return core.total([1]) + pkg.total([total]) + summed([])\n\n\n"
+        "def again(items):\n    return pkg.core.total(items, total=1)  # total\n")
+    renames = Renames(Index(tmp_path, "."), {"total": "tOtAl"}, {("pkg.core", "total")})
+    assert renames.rewrite((tmp_path / "pkg" / "__init__.py").read_text(), "pkg") == \
+        "from .core import tOtAl as summed, tOtAl\n__all__ = ['tOtAl']\n"
+    assert renames.rewrite((tmp_path / "use.py").read_text(), "use") == (
+        "import pkg.core as core\nimport pkg\nfrom pkg import summed\n\n\n"
+        "def run(total, other):\n    other.total()\n    return core.tOtAl([1]) + pkg.tOtAl([total]) + summed([])\n\n\n"
+        "def again(items):\n    return pkg.core.tOtAl(items, total=1)  # total\n")
+
+
+def test_a_paraphrase_renames_keeps_what_passes_and_drops_what_breaks(built: Path, tmp_path: Path,
+                                                                        repoexec_cache: Path) -> None:
+    out = tmp_path / "codec"
+    report = paraphrase(ParaphraseOptions(built, out, repoexec_cache, gate_options=("--repoexec-mutants=0",
+                                                                                    "--repoexec-reruns=2")),
+                        say=lambda line: None)
+    assert report.renamed == {"Codec": "COdEc", "Registry": "REgIsTrY", "decode": "dEcOdE", "encode": "eNcOdE",
+                              "handler": "hAnDlEr", "register": "rEgIsTeR", "roundtrip": "rOuNdTrIp"}
+    assert [(p["name"], p["new_entry_point"], p["verdict"]) for p in report.problems] == [
+        ("core_Codec", "COdEc", "admitted"), ("core_Registry", "REgIsTrY", "dropped")]
+    assert any("test_registry" in reason for reason in report.problems[1]["reasons"]), report.problems[1]
+    assert (out / "rejected" / "core_Registry" / "rejected.toml").is_file()
+    assert "dropped core_Registry (Registry)" in report.table()[2]
+
+    core = (out / "repo" / "codec" / "core.py").read_text()
+    assert "class COdEc:" in core and "def eNcOdE(self, text):" in core and "self.dEcOdE(self.eNcOdE(text))" in core
+    assert '# encode: a comment keeps its spelling' in core and 'CodecError("encode needs text")' in core
+    assert '(self.prefix + text).encode("utf-8")' in core and 'data.decode("utf-8")' in core
+    assert (out / "repo" / "codec" / "__init__.py").read_text() == "from .core import COdEc\n"
+    tests = (out / "repo" / "tests" / "test_core.py").read_text()
+    assert "codec = COdEc()\n    assert codec.eNcOdE(\"a\")" in tests and 'assert "a".encode() == b"a"' in tests
+    assert 'registry.rEgIsTeR("register")' in tests
+
+    manifest = tomllib.loads((out / "core_Codec" / "problem.toml").read_text())
+    assert manifest["entry_point"] == "COdEc" and manifest["reference"].startswith("class COdEc:")
+    assert "def rOuNdTrIp(self, text):" in manifest["reference"]
+    assert manifest["suite"] == ["tests/test_core.py::test_decode", "tests/test_core.py::test_encode",
+                                 "tests/test_core.py::test_roundtrip"]
+    assert "- `eNcOdE(self, text)`: The text behind the prefix, as bytes." in manifest["prompt"]["description_detailed"]
+    assert manifest["prompt"]["description_sketchy"] == "Encodes text behind a prefix."
+    assert tomllib.loads((out / "project.toml").read_text())["source"] == {"path": "repo"}
+    document = json.loads((out / "paraphrase-report.json").read_text())
+    assert (document["problems_in"], document["admitted"], document["kept_share"]) == (2, 1, 0.5)
+
+    scored = subprocess.run([sys.executable, "-m", "pytest", str(out), "-q", "-p", "no:cacheprovider",
+                             f"--repoexec-cache={repoexec_cache}"], capture_output=True, text=True, cwd=tmp_path)
+    assert scored.returncode == 0 and "1 passed" in scored.stdout, scored.stdout[-2000:]
+
+
+def test_a_collision_names_the_file_and_the_identifier(built: Path, tmp_path: Path, repoexec_cache: Path) -> None:
+    taken = tmp_path / "taken"
+    subprocess.run(["cp", "-r", str(built), str(taken)], check=True)
+    (taken / "repo" / "codec" / "names.py").write_text("eNcOdE = 1\nEnCoDe = 2\n")
+    with pytest.raises(ParaphraseError, match=r"collision: identifier 'encode'.*eNcOdE is already a name in "
+                                              r"codec/names\.py"):
+        paraphrase(ParaphraseOptions(taken, tmp_path / "out", repoexec_cache, gate=False), say=lambda line: None)
+    assert not (tmp_path / "out").exists()
+    (taken / "repo" / "codec" / "names.py").write_text("eNcOdE = 1\n")
+    report = paraphrase(ParaphraseOptions(taken, tmp_path / "out", repoexec_cache, gate=False), say=lambda line: None)
+    assert report.renamed["encode"] == "EnCoDe"
+    assert report.passed_over == ["encode: eNcOdE is already a name in codec/names.py"]
+    assert "def EnCoDe(self, text):" in (tmp_path / "out" / "repo" / "codec" / "core.py").read_text()
