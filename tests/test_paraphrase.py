@@ -16,6 +16,7 @@ from pytest_repoexec.build.classes import ClassOptions
 from pytest_repoexec.build.pipeline import BuildOptions, build
 from pytest_repoexec.paraphrase import ParaphraseError
 from pytest_repoexec.paraphrase.index import Index
+from pytest_repoexec.paraphrase.manifest import benchmark_names, rewrite_manifest
 from pytest_repoexec.paraphrase.names import choose, variants
 from pytest_repoexec.paraphrase.project import ParaphraseOptions, paraphrase
 from pytest_repoexec.paraphrase.rename import Renames
@@ -206,3 +207,34 @@ def test_a_collision_names_the_file_and_the_identifier(built: Path, tmp_path: Pa
     assert report.renamed["encode"] == "EnCoDe"
     assert report.passed_over == ["encode: eNcOdE is already a name in codec/names.py"]
     assert "def EnCoDe(self, text):" in (tmp_path / "out" / "repo" / "codec" / "core.py").read_text()
+
+
+def test_a_method_problem_manifest_in_the_new_spellings(tmp_path: Path) -> None:
+    (tmp_path / "shop").mkdir()
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "shop" / "__init__.py").write_text("")
+    (tmp_path / "shop" / "prices.py").write_text("def rounded(value):\n    return round(value, 2)\n")
+    (tmp_path / "shop" / "cart.py").write_text(
+        "from .prices import rounded\n\n\nclass Cart:\n    def add(self, price):\n        self.items.append("
+        "rounded(price))\n        return self.total()\n\n    def total(self):\n        return sum(self.items)\n")
+    (tmp_path / "tests" / "test_cart.py").write_text(
+        "from shop.cart import Cart\n\n\nclass TestCart:\n    def test_add(self):\n        assert Cart().add(1)\n")
+    renames = Renames(Index(tmp_path, "."), {})
+    key, own = benchmark_names(renames, "shop.cart", "Cart.add")
+    assert (key, own) == (("shop.cart", "Cart"), ["Cart", "add"])
+    renames.names, _ = choose([*own, "rounded"], {})
+    renames.top, renames.own = {key, ("shop.prices", "rounded")}, {key: {"add"}}
+    context = "from .prices import rounded\n\n\ndef rounded(value):\n    return round(value, 2)\n\n\nclass Cart:\n" \
+              "    def total(self):\n        return sum(self.items)\n"
+    manifest = {"module": "shop.cart", "entry_point": "Cart.add", "dependencies": ["rounded"],
+                "reference": 'def add(self, price):\n    """add it"""\n    self.items.append(rounded(price))\n'
+                             "    return self.total()\n",
+                "suite": ["tests/test_cart.py::TestCart::test_add"], "prompt": {"context": {"full": context}}}
+    assert rewrite_manifest(manifest, renames, own) == {
+        "module": "shop.cart", "entry_point": "CArT.aDd", "dependencies": ["rOuNdEd"],
+        "reference": 'def aDd(self, price):\n    """add it"""\n    self.items.append(rOuNdEd(price))\n'
+                     "    return self.total()\n",
+        "suite": ["tests/test_cart.py::TestCart::test_add"],
+        "prompt": {"context": {"full": context.replace("rounded", "rOuNdEd").replace("Cart", "CArT")}}}
+    assert renames.rewrite((tmp_path / "tests" / "test_cart.py").read_text(), "tests.test_cart").endswith(
+        "assert CArT().aDd(1)\n")

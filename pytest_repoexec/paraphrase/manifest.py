@@ -12,9 +12,9 @@ from .rename import Renames
 _CODE = ("full", "medium", "small")
 
 
-def benchmark_names(renames: Renames, module: str, entry_point: str) -> tuple[ClassKey | None, list[str]]:
+def benchmark_names(renames: Renames, module: str, entry_point: str) -> tuple[ClassKey, list[str]]:
     """The entry point's definition (module, name) as its module binds it, and its identifiers: the class or
-    function, a method's name, a class's own methods (dunders stay: Python calls them by their spelling)."""
+    function first, then a method's name or a class's own methods (dunders stay: Python calls them by name)."""
     first, _, method = entry_point.partition(".")
     binding = renames.index.env(module).get(first)
     key = binding.key if binding is not None and binding.kind == "def" else (module, first)

@@ -154,11 +154,8 @@ def _choose(index: Index, manifests: dict[str, dict[str, Any]], report: Paraphra
     renames = Renames(index, {})
     for manifest in manifests.values():
         key, names = benchmark_names(renames, manifest["module"], manifest["entry_point"])
-        if key is not None and names and names[0] == key[1]:
-            top.add(key)
-        members = names[1:] if names and names[0] == key[1] else names
-        if members:
-            own.setdefault(key, set()).update(members)
+        top.add(key)
+        own.setdefault(key, set()).update(names[1:])
         old += names
     existing: dict[str, str] = {}
     for module, tree in index.trees.items():

@@ -22,7 +22,8 @@ _TARGETS = ("assignment", "augmented_assignment", "for_statement", "for_in_claus
 class Scope:
     bindings: dict[str, Binding]
     parent: Scope | None = None
-    klass: ClassKey | None = None  # a class body's class
+    klass: ClassKey | None = None  # a class body's class, where it is a module-level class of the repository
+    in_class: bool = False  # a class body: names bound there are not seen from the functions inside it
     owner: ClassKey | None = None  # a method's class (for super())
 
 
@@ -56,7 +57,7 @@ class Renames:
         scope = Scope(dict(self.index.env(module) if known else self.index.bindings(tree, module)))
         rewriter = _Rewriter(self, module)
         rewriter.prescan(tree, scope)
-        rewriter.visit(tree, Scope({}, scope, klass=klass) if klass is not None else scope)
+        rewriter.visit(tree, Scope({}, scope, klass=klass, in_class=True) if klass is not None else scope)
         for start, end, text in sorted(rewriter.edits, reverse=True):
             data = data[:start] + text.encode("utf-8") + data[end:]
         return data.decode("utf-8")
@@ -74,7 +75,7 @@ class _Rewriter:
         """A bare name as Python finds it: enclosing functions, then the module (class bodies are skipped)."""
         current: Scope | None = scope
         while current is not None:
-            if current.klass is None or current is scope:
+            if not current.in_class or current is scope:
                 if name in current.bindings:
                     return current.bindings[name]
             current = current.parent
@@ -142,7 +143,7 @@ class _Rewriter:
             key = self.index.class_key(scope.bindings.get(text)) if scope.parent is None else None
             if node.child_by_field_name("superclasses"):
                 self.visit(node.child_by_field_name("superclasses"), scope)
-            inner = Scope({}, scope, klass=key)
+            inner = Scope({}, scope, klass=key, in_class=True)
             self.prescan(node.child_by_field_name("body"), inner)
             self.visit(node.child_by_field_name("body"), inner)
             return
@@ -186,7 +187,7 @@ class _Rewriter:
                         scope.bindings[target] = made
                     elif not module:
                         scope.bindings.setdefault(target, LOCAL)
-            elif node.type in ("function_definition", "class_definition") and not module and scope.klass is None:
+            elif node.type in ("function_definition", "class_definition") and not module and not scope.in_class:
                 scope.bindings[node_text(node.child_by_field_name("name"))] = LOCAL
 
     def import_from(self, node: Node, scope: Scope) -> None:
