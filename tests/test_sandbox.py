@@ -131,7 +131,8 @@ def scaled(value):
 def test_the_cpu_limit_stops_a_sample_whose_tests_each_end_in_time(mini, run_repoexec, pytester, executor):
     replay = write_replay(pytester.path / "cpu.jsonl", {"mini/scaled": [CPU_IN_EVERY_TEST]})
     result, report = run_repoexec(str(mini / "scaled"), f"--repoexec-model=replay:{replay}", "--repoexec-cpu=2",
-                                  "--repoexec-timeout=30", f"--repoexec-executor={executor}", "--repoexec-fresh")
+                                  "--repoexec-timeout=30", "--repoexec-timeout-factor=0",  # 30 s a test, under load too
+                                  f"--repoexec-executor={executor}", "--repoexec-fresh")
     assert [s["error_type"] for s in report["samples"]] == ["CPULimit"], result.stdout.str()[-2000:]
 
 

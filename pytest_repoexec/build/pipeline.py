@@ -85,7 +85,7 @@ def build(options: BuildOptions, say: Callable[[str], None] = print) -> BuildRep
                 say(f"repoexec build: {name}: {len(written)} problems through the admission gate")
                 _gate(project, written, options, report)
         report.write(project)
-        _put_in_place(project, out)
+        put_in_place(project, out)
     except (EnvironmentBuildError, SandboxUnavailable) as exc:
         raise BuildError(name, "environment", str(exc).removeprefix(f"project {name}: ")) from None
     finally:
@@ -293,7 +293,7 @@ def _gate(project: Path, written: list[str], options: BuildOptions, report: Buil
             problem[key] = entry.get(key)
 
 
-def _put_in_place(project: Path, out: Path) -> None:
+def put_in_place(project: Path, out: Path) -> None:
     """The finished build replaces ``out`` (an earlier build, or nothing) in two renames."""
     out.parent.mkdir(parents=True, exist_ok=True)
     old = out.parent / f".{out.name}.replaced-{os.getpid()}"

@@ -20,7 +20,7 @@ from ..environment import EnvironmentBuildError, Environments
 from ..problem import PROBLEM_MANIFEST, PROJECT_MANIFEST, ManifestError, load_project
 from ..build import BuildError
 from ..build.admit import REJECTED, run_gate, set_rejected_aside
-from ..build.pipeline import _put_in_place
+from ..build.pipeline import put_in_place
 from ..build.sources import Source, copy_tree
 from . import ParaphraseError
 from .index import ClassKey, Index, identifiers
@@ -103,7 +103,7 @@ def paraphrase(options: ParaphraseOptions, say: Callable[[str], None] = print) -
             for entry in report.problems:
                 entry.update(verdict="admitted", reasons=[])
         report.write(project)
-        _put_in_place(project, out)
+        put_in_place(project, out)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return report
