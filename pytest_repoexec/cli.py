@@ -1,6 +1,7 @@
 """The ``repoexec`` command: ``repoexec import SRC --out DIR`` turns published RepoExec data into problems;
 ``repoexec build SOURCE --out DIR`` turns a repository into problems, and ``repoexec export depit`` writes
-instruction-tuning records of a problem set (``build/``);
+instruction-tuning records of a problem set (``build/``); ``repoexec paraphrase DIR --out DIR2`` renames a
+built benchmark's identifiers against memorisation (``paraphrase/``);
 ``repoexec setup`` installs and checks what the sandbox needs (bubblewrap), which pip cannot bring;
 ``repoexec compare RUN.json... [--html PATH]`` puts runs side by side with confidence intervals."""
 
