@@ -85,7 +85,7 @@ def session(out: Path, replay: Path, workers: str, report: Path, *options: str) 
     return elapsed
 
 
-def resume(out: Path, replay: Path, workers: str, samples: int, uninterrupted: dict) -> None:
+def resume(out: Path, replay: Path, workers: str, samples: int, uninterrupted: dict, distinct: int) -> None:
     """Kill -9 a run once half the samples' verdicts are stored, start it again, compare with ``uninterrupted``.
     Over an empty result store: the default cache's is moved aside meanwhile (its environments are used as they
     are) and put back at the end."""
@@ -112,7 +112,6 @@ def resume(out: Path, replay: Path, workers: str, samples: int, uninterrupted: d
         aside.rename(results)
     counts = resumed["store"]
     # each distinct module is either read back by its own sample (stored by the killed run) or evaluated now
-    distinct = len(uninterrupted["samples"]) - uninterrupted["store"]["copies"]
     once = counts["read"] - counts["copies"] + counts["evaluated"] == distinct and not counts["replaced"]
     print(f"the second run read {counts['read']} (with {counts['copies']} copies), evaluated {counts['evaluated']}, "
           f"replaced {counts['replaced']}; each of the {distinct} distinct modules evaluated once over the two runs: "
@@ -200,7 +199,8 @@ def main() -> None:
         for sample in reports["warm"]["samples"]:
             by_error[sample["error_type"] or "passed"] += sample["duration"]
         print("warm time by verdict: " + ", ".join(f"{kind} {seconds:.0f} s" for kind, seconds in by_error.most_common()))
-        resume(out, replay, args.workers, count, reports["warm"])
+        # distinct modules: the rerun's count (a --repoexec-fresh run evaluates duplicates too, so counts no copies)
+        resume(out, replay, args.workers, count, reports["warm"], count - stored["copies"])
 
 
 if __name__ == "__main__":
