@@ -6,6 +6,7 @@ report read back. Admitted problems stay; the others move to
 
 from __future__ import annotations
 
+import argparse
 import json
 import shutil
 import subprocess
@@ -76,3 +77,16 @@ def set_rejected_aside(project: Path, outcome: GateOutcome, written: list[str]) 
                                               encoding="utf-8")
         moved.append(name)
     return moved
+
+
+def add_gate_arguments(parser: argparse.ArgumentParser, sandboxed: str) -> None:
+    """The options of a command that ends in the admission gate (``build``, ``paraphrase``): the cache, the
+    sandbox (of ``sandboxed``), the gate's workers and options, or no gate."""
+    parser.add_argument("--cache", type=Path, default=None, help="the engine's cache (default: REPOEXEC_CACHE or "
+                                                                 "the user cache folder)")
+    parser.add_argument("--sandbox", choices=("bwrap", "none"), default="bwrap",
+                        help=f"run {sandboxed} in bubblewrap (default) or unconfined")
+    parser.add_argument("-n", "--workers", type=int, default=1, help="xdist workers for the gate (%(default)s)")
+    parser.add_argument("--no-gate", action="store_true", help="write the problems without the admission gate")
+    parser.add_argument("--gate-option", action="append", default=[], metavar="OPTION",
+                        help="an option for the gate's pytest run, e.g. --gate-option=--repoexec-mutants=5")

@@ -13,6 +13,7 @@ from ..environment import default_cache_dir
 from ..generation import GenerationError
 from ..problem import CONTEXT_LEVELS
 from . import BuildError
+from .admit import add_gate_arguments
 from .classes import ClassOptions
 from .depit import depit_records, write_jsonl
 from .functions import Options
@@ -53,14 +54,7 @@ def register(commands: argparse._SubParsersAction) -> None:
                           help="seconds each suite test may take (%(default)s, the engine's default)")
     building.add_argument("--suite-timeout", type=float, default=SuiteSettings.timeout,
                           help="seconds the whole suite may take (%(default)s)")
-    building.add_argument("--cache", type=Path, default=None, help="the engine's cache (default: REPOEXEC_CACHE or "
-                                                                   "the user cache folder)")
-    building.add_argument("--sandbox", choices=("bwrap", "none"), default="bwrap",
-                          help="run the suite and the gate in bubblewrap (default) or unconfined")
-    building.add_argument("-n", "--workers", type=int, default=1, help="xdist workers for the gate (%(default)s)")
-    building.add_argument("--no-gate", action="store_true", help="write the problems without the admission gate")
-    building.add_argument("--gate-option", action="append", default=[], metavar="OPTION",
-                          help="an option for the gate's pytest run, e.g. --gate-option=--repoexec-mutants=5")
+    add_gate_arguments(building, "the suite and the gate")
     _add_model_options(building.add_argument_group("tests from a model (--tests=model, or the functions the "
                                                    "suite does not run)"))
     building.set_defaults(handler=build_command)

@@ -6,6 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from ..build.admit import add_gate_arguments
 from ..environment import default_cache_dir
 from . import ParaphraseError
 from .project import REPORT, ParaphraseOptions, paraphrase
@@ -17,14 +18,7 @@ def register(commands: argparse._SubParsersAction) -> None:
                                                     "repository, tests and problems, then the admission gate")
     parser.add_argument("folder", type=Path, help="a built project (repoexec build ... --out DIR)")
     parser.add_argument("--out", type=Path, required=True, help="the paraphrased project to write")
-    parser.add_argument("--cache", type=Path, default=None, help="the engine's cache (default: REPOEXEC_CACHE or "
-                                                                 "the user cache folder)")
-    parser.add_argument("--sandbox", choices=("bwrap", "none"), default="bwrap",
-                        help="run the gate in bubblewrap (default) or unconfined")
-    parser.add_argument("-n", "--workers", type=int, default=1, help="xdist workers for the gate (%(default)s)")
-    parser.add_argument("--no-gate", action="store_true", help="write the paraphrase without the admission gate")
-    parser.add_argument("--gate-option", action="append", default=[], metavar="OPTION",
-                        help="an option for the gate's pytest run, e.g. --gate-option=--repoexec-mutants=5")
+    add_gate_arguments(parser, "the gate")
     parser.set_defaults(handler=paraphrase_command)
 
 
