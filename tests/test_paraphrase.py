@@ -1,7 +1,8 @@
 """``repoexec paraphrase`` on a class benchmark built here: the benchmark's identifiers case-flipped in the
 repository's code, its tests and the manifests (strings, comments and a str's ``encode`` untouched), the
-paraphrased references admitted and passing, a problem whose test names a method in a string dropped, and a
-collision with an existing name reported with the file and the identifier."""
+paraphrased references admitted and passing, a problem whose test names a method in a string dropped, a
+collision with an existing name reported with the file and the identifier, and the members read where only the
+trace of the tests on the original can tell the object (a mixin's ``self.cls()``, a factory's result) renamed."""
 
 from __future__ import annotations
 
@@ -107,6 +108,56 @@ def test_registry():
     assert registry.handler("register") is not None
 '''
 
+SHELF = '''\
+from .errors import ShelfError
+
+
+class Shelf:
+    """Holds items, the newest last."""
+
+    def __init__(self, items=()):
+        self.items = list(items)
+
+    def put(self, item):
+        """Add an item; how many there are."""
+        self.items.append(item)
+        return len(self.items)
+
+    def last(self):
+        """The newest item."""
+        if not self.items:
+            raise ShelfError("empty")
+        return self.items[-1]
+
+
+def make_shelf(*items):
+    return Shelf(items)
+'''
+SHELF_TESTS = '''\
+import unittest
+
+from shelf.core import Shelf, make_shelf
+
+
+class ShelfMixin:
+    cls = None
+
+    def test_put(self):
+        shelf = self.cls()
+        assert shelf.put("a") == 1
+        assert shelf.last() == "a"
+
+
+class ShelfTests(ShelfMixin, unittest.TestCase):
+    cls = Shelf
+
+
+def test_factory():
+    shelf = make_shelf("b")
+    assert shelf.last() == "b", "last is the newest"
+'''
+GATE = ("--repoexec-mutants=0", "--repoexec-reruns=2")
+
 
 def write_codec(root: Path) -> Path:
     (root / "codec").mkdir(parents=True)
@@ -126,6 +177,23 @@ def built(tmp_path_factory: pytest.TempPathFactory, repoexec_cache: Path) -> Pat
     report = build(BuildOptions(str(write_codec(root / "src")), out, repoexec_cache, classes=ClassOptions(),
                                 gate_options=("--repoexec-mutants=0", "--repoexec-reruns=2")), say=lambda line: None)
     assert sorted(p["name"] for p in report.problems if p["verdict"] == "admitted") == ["core_Codec", "core_Registry"]
+    return out
+
+
+@pytest.fixture(scope="module")
+def built_shelf(tmp_path_factory: pytest.TempPathFactory, repoexec_cache: Path) -> Path:
+    root = tmp_path_factory.mktemp("traced")
+    (root / "src" / "shelf").mkdir(parents=True)
+    (root / "src" / "tests").mkdir()
+    (root / "src" / "pyproject.toml").write_text('[project]\nname = "shelf"\nversion = "0.1"\n')
+    (root / "src" / "shelf" / "__init__.py").write_text("")
+    (root / "src" / "shelf" / "errors.py").write_text("class ShelfError(Exception):\n    pass\n")
+    (root / "src" / "shelf" / "core.py").write_text(SHELF)
+    (root / "src" / "tests" / "test_shelf.py").write_text(SHELF_TESTS)
+    out = root / "built" / "shelf"
+    report = build(BuildOptions(str(root / "src"), out, repoexec_cache, classes=ClassOptions(), gate_options=GATE),
+                   say=lambda line: None)
+    assert [p["name"] for p in report.problems if p["verdict"] == "admitted"] == ["core_Shelf"]
     return out
 
 
@@ -238,3 +306,22 @@ def test_a_method_problem_manifest_in_the_new_spellings(tmp_path: Path) -> None:
         "prompt": {"context": {"full": context.replace("rounded", "rOuNdEd").replace("Cart", "CArT")}}}
     assert renames.rewrite((tmp_path / "tests" / "test_cart.py").read_text(), "tests.test_cart").endswith(
         "assert CArT().aDd(1)\n")
+
+
+def test_the_trace_renames_reads_that_static_typing_cannot_tell(built_shelf: Path, tmp_path: Path,
+                                                                 repoexec_cache: Path) -> None:
+    static = paraphrase(ParaphraseOptions(built_shelf, tmp_path / "static", repoexec_cache, gate_options=GATE,
+                                          trace=False), say=lambda line: None)
+    assert [(p["name"], p["verdict"]) for p in static.problems] == [("core_Shelf", "dropped")]
+    assert static.traced_sites == 0
+
+    out = tmp_path / "shelf"
+    report = paraphrase(ParaphraseOptions(built_shelf, out, repoexec_cache, gate_options=GATE), say=lambda line: None)
+    assert report.renamed == {"Shelf": "SHeLf", "last": "lAsT", "put": "pUt"}
+    assert [(p["name"], p["verdict"]) for p in report.problems] == [("core_Shelf", "admitted")], report.problems
+    assert report.traced_sites == 3
+    tests = (out / "repo" / "tests" / "test_shelf.py").read_text()
+    assert 'shelf = self.cls()\n        assert shelf.pUt("a") == 1\n        assert shelf.lAsT() == "a"' in tests
+    assert 'shelf = make_shelf("b")\n    assert shelf.lAsT() == "b", "last is the newest"' in tests
+    assert "    cls = SHeLf\n" in tests
+    assert json.loads((out / "paraphrase-report.json").read_text())["traced_sites"] == 3

@@ -69,8 +69,32 @@ def run_suite(env: ProjectEnv, functions: Iterable[Function], sandbox: Sandbox, 
     source = env.source_root.resolve()
     files = sorted({source / function.path for function in functions})
     started = time.monotonic()
+    document, tail = run_plugin(env, sandbox, PLUGIN, [f"--repoexec-suite-include={path}" for path in files], settings)
+    data = json.loads(document)
+    if not data["outcomes"]:
+        errors = "\n".join(data["collect_errors"][:10]) or tail
+        raise BuildError(project, "collecting the test suite", f"no test could be collected and run:\n{errors}")
+    seconds = time.monotonic() - started
+    lines = {}
+    for filename, by_test in data["lines"].items():
+        path = Path(filename)
+        relative = path.relative_to(source) if path.is_relative_to(source) else None
+        if relative is not None:
+            lines[relative.as_posix()] = by_test
+    return SuiteRun(data["outcomes"], data["durations"], lines, data["collect_errors"], seconds)
+
+
+def run_plugin(env: ProjectEnv, sandbox: Sandbox, plugin: Path, arguments: list[str], settings: SuiteSettings,
+               nodes: Iterable[str] = (), written: dict[Path, bytes] | None = None) -> tuple[bytes, str]:
+    """Run pytest on the project's suite (or on ``nodes``, node ids relative to the source root) with the inner
+    plugin ``plugin`` (a module file, loaded alone as ``-p NAME``), ``written`` files added to its tree; the one
+    JSON document the plugin writes to the descriptor it is given as ``--NAME-fd`` (its name with dashes), and
+    the output's tail. A ``BuildError`` when the run ends before the plugin wrote, or runs past its time."""
+    project = env.project.name
     with tempfile.TemporaryDirectory(prefix="repoexec-suite-") as scratch, _memfd() as results:
-        argv, environment, view = _plan(env, files, isinstance(sandbox, Bubblewrap), Path(scratch), results, settings)
+        argv, environment, view = _plan(env, plugin, [f"--{plugin.stem.replace('_', '-')}-fd={results}", *arguments],
+                                        list(nodes), written or {}, isinstance(sandbox, Bubblewrap), Path(scratch),
+                                        settings)
         wrapped, fds = sandbox.wrap(view, argv)
         try:
             process = subprocess.Popen(wrapped, cwd=view.workdir if isinstance(sandbox, Unconfined) else None,
@@ -92,18 +116,7 @@ def run_suite(env: ProjectEnv, functions: Iterable[Function], sandbox: Sandbox, 
     if not document:
         raise BuildError(project, "collecting the test suite", f"pytest ended before any test ran (exit status "
                          f"{process.returncode}):\n{tail}")
-    data = json.loads(document)
-    if not data["outcomes"]:
-        errors = "\n".join(data["collect_errors"][:10]) or tail
-        raise BuildError(project, "collecting the test suite", f"no test could be collected and run:\n{errors}")
-    seconds = time.monotonic() - started
-    lines = {}
-    for filename, by_test in data["lines"].items():
-        path = Path(filename)
-        relative = path.relative_to(source) if path.is_relative_to(source) else None
-        if relative is not None:
-            lines[relative.as_posix()] = by_test
-    return SuiteRun(data["outcomes"], data["durations"], lines, data["collect_errors"], seconds)
+    return document, tail
 
 
 @contextlib.contextmanager
@@ -116,22 +129,22 @@ def _memfd() -> Iterator[int]:
         os.close(fd)
 
 
-def _plan(env: ProjectEnv, files: list[Path], confined: bool, scratch: Path, results: int,
-          settings: SuiteSettings) -> tuple[list[str], dict[str, str], View]:
+def _plan(env: ProjectEnv, plugin: Path, arguments: list[str], nodes: list[str], written: dict[Path, bytes],
+          confined: bool, scratch: Path, settings: SuiteSettings) -> tuple[list[str], dict[str, str], View]:
     """pytest's command line, its environment and what it sees, as a sample of the engine would."""
     plugin_folder = scratch / "plugin"
     plugin_folder.mkdir()
-    shutil.copy2(PLUGIN, plugin_folder / PLUGIN.name)  # alone in its folder: nothing else joins sys.path
+    shutil.copy2(plugin, plugin_folder / plugin.name)  # alone in its folder: nothing else joins sys.path
     if confined:
         root, home, tmp, seen_plugin = Path(SAMPLE), Path(HOME), Path("/tmp"), _PLUGIN_AT
     else:
         root, home, tmp, seen_plugin = scratch / "root", scratch / "home", scratch / "tmp", plugin_folder
         home.mkdir()
         tmp.mkdir()
-    argv = [str(env.python), "-m", "pytest", "-p", "repoexec_suite", "-p", "pytest_timeout",
-            f"--timeout={settings.test_timeout}", f"--rootdir={root}", "-o", "addopts=", "-o", "required_plugins=",
-            "-p", "no:cacheprovider", "-q", "--color=no", "--continue-on-collection-errors",
-            f"--repoexec-suite-fd={results}", *(f"--repoexec-suite-include={path}" for path in files)]
+    argv = [str(env.python), "-m", "pytest", *(str(root / node) for node in nodes), "-p", plugin.stem,
+            "-p", "pytest_timeout", f"--timeout={settings.test_timeout}", f"--rootdir={root}", "-o", "addopts=",
+            "-o", "required_plugins=", "-p", "no:cacheprovider", "-q", "--color=no",
+            "--continue-on-collection-errors", *arguments]
     python_path = [str(seen_plugin), *([str(root / env.project.import_root)] if env.project.import_root != "." else [])]
     environment = _ENVIRONMENT | {
         "HOME": str(home), "TMPDIR": str(tmp), "PYTHONPATH": os.pathsep.join(python_path),
@@ -139,7 +152,7 @@ def _plan(env: ProjectEnv, files: list[Path], confined: bool, scratch: Path, res
     }
     source = env.source_root.resolve()
     binds = [python_home(env.python), env.python.parent.parent, *([env.runtime] if env.runtime else []), source]
-    view = View(tree=sample_tree(source, {}), tree_at=root, workdir=root, tmpfs_bytes=_TMPFS,
+    view = View(tree=sample_tree(source, written), tree_at=root, workdir=root, tmpfs_bytes=_TMPFS,
                 binds=tuple(dict.fromkeys([*((path, path) for path in binds), (plugin_folder, _PLUGIN_AT)])))
     return argv, environment, view
 

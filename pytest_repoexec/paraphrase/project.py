@@ -1,5 +1,6 @@
 """``repoexec paraphrase DIR --out DIR2``: the repository copied as ``DIR2/repo`` with the benchmark's identifiers
-case-flipped in its code and tests, every admitted problem of DIR with its manifest in the new spellings, then the
+case-flipped in its code and tests (where the static reading cannot type an object, as the problems' tests run on the
+original showed: ``trace``), every admitted problem of DIR with its manifest in the new spellings, then the
 admission gate on all of them: a problem whose tests no longer pass is dropped (set aside as the builder's
 rejected ones) and reported. Built in a staging folder, moved into place only when complete."""
 
@@ -26,7 +27,8 @@ from . import ParaphraseError
 from .index import ClassKey, Index, identifiers
 from .manifest import benchmark_names, rewrite_manifest
 from .names import choose
-from .rename import Renames
+from .rename import Renames, Sites
+from .trace import TraceError, problem_tests, trace
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -46,6 +48,7 @@ class ParaphraseOptions:
     workers: int = 1
     gate_options: tuple[str, ...] = ()
     gate_timeout: float = 3600.0
+    trace: bool = True  # run the problems' tests on the original first, to rename what static typing cannot tell
 
 
 @dataclass
@@ -55,6 +58,7 @@ class ParaphraseReport:
     renamed: dict[str, str] = field(default_factory=dict)
     passed_over: list[str] = field(default_factory=list)  # flips taken by a name already in the repository
     problems: list[dict[str, Any]] = field(default_factory=list)
+    traced_sites: int = 0  # member reads renamed only because the trace saw a benchmark instance's read there
 
     @property
     def admitted(self) -> int:
@@ -71,7 +75,8 @@ class ParaphraseReport:
 
     def write(self, folder: Path) -> None:
         document = {"project": self.project, "from": self.origin, "problems_in": len(self.problems),
-                    "renamed": self.renamed, "passed_over": self.passed_over, "admitted": self.admitted,
+                    "renamed": self.renamed, "passed_over": self.passed_over, "traced_sites": self.traced_sites,
+                    "admitted": self.admitted,
                     "dropped": len(self.problems) - self.admitted,
                     "kept_share": self.admitted / len(self.problems) if self.problems else 0.0,
                     "problems": self.problems}
@@ -92,10 +97,14 @@ def paraphrase(options: ParaphraseOptions, say: Callable[[str], None] = print) -
         say(f"repoexec paraphrase: {name}: copying the repository")
         import_root = _copy_source(folder, project, options.cache)
         renames = _choose(Index(project / "repo", import_root), manifests, report)
+        if options.trace:
+            say(f"repoexec paraphrase: {name}: tracing the problems' tests on the original repository")
+            renames.sites = _trace(folder, manifests, renames, options, say)
         say(f"repoexec paraphrase: {name}: {len(renames.names)} identifiers renamed in the repository")
         _rewrite_repository(renames)
         for problem, manifest in manifests.items():
             _write_problem(folder / problem, project / problem, manifest, renames, report)
+        report.traced_sites = renames.traced
         if options.gate:
             say(f"repoexec paraphrase: {name}: {len(manifests)} problems through the admission gate")
             _gate(project, options, report)
@@ -168,10 +177,25 @@ def _choose(index: Index, manifests: dict[str, dict[str, Any]], report: Paraphra
     return renames
 
 
+def _trace(folder: Path, manifests: dict[str, dict[str, Any]], renames: Renames, options: ParaphraseOptions,
+           say: Callable[[str], None]) -> Sites:
+    """The traced sites; none, with a warning naming the project, where the trace fails."""
+    name = options.out.name
+    try:
+        sites, notes = trace(folder / PROJECT_MANIFEST, renames, {folder / problem: manifest for problem, manifest
+                                                                  in manifests.items()}, options.cache, options.sandbox)
+    except TraceError as exc:
+        say(f"repoexec paraphrase: {name}: warning: the trace of the tests failed, static renames only: {exc}")
+        return {}
+    for note in notes:
+        say(f"repoexec paraphrase: {name}: warning: not traced: {note}")
+    return sites
+
+
 def _rewrite_repository(renames: Renames) -> None:
     for path, module in renames.index.modules.items():
         source = path.read_text(encoding="utf-8", errors="replace")
-        rewritten = renames.rewrite(source, module)
+        rewritten = renames.rewrite(source, module, path=path.relative_to(renames.index.root).as_posix())
         if rewritten != source:
             path.write_text(rewritten, encoding="utf-8")
 
@@ -184,9 +208,10 @@ def _write_problem(source: Path, target: Path, manifest: dict[str, Any], renames
     rewritten = rewrite_manifest(manifest, renames, own)
     (target / PROBLEM_MANIFEST).write_text(tomli_w.dumps(rewritten, multiline_strings=True), encoding="utf-8")
     package = manifest["module"].rpartition(".")[0]
-    for test in target.glob("test_*.py"):
+    for test, runs_at in problem_tests(renames, target, manifest).items():
         module = f"{package}.{test.stem}" if package else test.stem
-        test.write_text(renames.rewrite(test.read_text(encoding="utf-8"), module), encoding="utf-8")
+        test.write_text(renames.rewrite(test.read_text(encoding="utf-8"), module, path=runs_at.as_posix()),
+                        encoding="utf-8")
     report.problems.append({"name": target.name, "entry_point": manifest["entry_point"],
                             "new_entry_point": rewritten["entry_point"], "verdict": "written"})
 

@@ -1,8 +1,9 @@
 """Code rewritten with the new spellings, by tree-sitter: a name is renamed where it is bound to a renamed
 definition of the repository (its definition, its uses, its imports, ``module.name``), a member where the
 object is a renamed class or an instance of one (``self.x``, ``Cls.x``, ``super().x``, ``obj.x`` for
-``obj = Cls(...)`` or ``obj: Cls``); strings (but their ``{...}`` code), comments, keyword arguments and
-attributes of anything else stay as written. ``__all__``'s strings name bindings, so they follow."""
+``obj = Cls(...)`` or ``obj: Cls``), and any member read where the trace of the tests saw an instance's read
+(``trace``); strings (but their ``{...}`` code), comments, keyword arguments and attributes of anything else stay
+as written. ``__all__``'s strings name bindings, so they follow."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from .index import LOCAL, Binding, ClassKey, Index
 
 _SCOPES = ("function_definition", "class_definition", "lambda")
 _TARGETS = ("assignment", "augmented_assignment", "for_statement", "for_in_clause")
+Sites = dict[str, frozenset[tuple[int, int, str]]]  # file -> (end line, end column in bytes, member) read there
 
 
 @dataclass
@@ -35,6 +37,8 @@ class Renames:
     names: dict[str, str]  # old -> new spelling
     top: set[ClassKey] = field(default_factory=set)  # (module, name) of the renamed top-level definitions
     own: dict[ClassKey, set[str]] = field(default_factory=dict)  # a benchmark class's renamed members
+    sites: Sites = field(default_factory=dict)  # traced reads of members on instances, by file under the root
+    traced: int = 0  # members renamed only because the trace saw an instance's read there
 
     def members(self, key: ClassKey | None, seen: frozenset = frozenset()) -> set[str]:
         """A class's renamed members, its repository bases' included (an override is renamed with them)."""
@@ -48,14 +52,15 @@ class Renames:
     def renamed(self, binding: Binding | None) -> bool:
         return binding is not None and binding.kind == "def" and binding.follows and binding.key in self.top
 
-    def rewrite(self, source: str, module: str, klass: ClassKey | None = None) -> str:
+    def rewrite(self, source: str, module: str, klass: ClassKey | None = None, path: str | None = None) -> str:
         """``source`` read as code of ``module`` (with the module's bindings; its own for a module the repository
         lacks, such as a problem's test module), or as the body of its class ``klass`` (a method's reference),
-        with every renamed name in its new spelling."""
+        with every renamed name in its new spelling; ``path``: where it runs (relative to the source root), for
+        the traced sites."""
         data, tree = parse(source)
         known = module in self.index.trees
         scope = Scope(dict(self.index.env(module) if known else self.index.bindings(tree, module)))
-        rewriter = _Rewriter(self, module)
+        rewriter = _Rewriter(self, module, self.sites.get(path, frozenset()) if path is not None else frozenset())
         rewriter.prescan(tree, scope)
         rewriter.visit(tree, Scope({}, scope, klass=klass, in_class=True) if klass is not None else scope)
         for start, end, text in sorted(rewriter.edits, reverse=True):
@@ -64,8 +69,8 @@ class Renames:
 
 
 class _Rewriter:
-    def __init__(self, renames: Renames, module: str) -> None:
-        self.renames, self.index, self.module = renames, renames.index, module
+    def __init__(self, renames: Renames, module: str, sites: frozenset[tuple[int, int, str]]) -> None:
+        self.renames, self.index, self.module, self.sites = renames, renames.index, module, sites
         self.edits: list[tuple[int, int, str]] = []
 
     def rename(self, node: Node) -> None:
@@ -122,13 +127,14 @@ class _Rewriter:
         holder, name = node.child_by_field_name("object"), node.child_by_field_name("attribute")
         self.visit(holder, scope)
         binding = self.entity(holder, scope)
-        if binding is None:
-            return
-        if binding.kind == "module":
+        if binding is not None and binding.kind == "module":
             if self.renames.renamed(self.index.target(binding.module, node_text(name))):
                 self.rename(name)
-        elif node_text(name) in self.renames.members(self.index.class_key(binding)):
+        elif binding is not None and node_text(name) in self.renames.members(self.index.class_key(binding)):
             self.rename(name)
+        elif (name.end_point[0] + 1, name.end_point[1], node_text(name)) in self.sites:
+            self.rename(name)
+            self.renames.traced += 1
 
     def definition(self, node: Node, scope: Scope) -> None:
         name = node.child_by_field_name("name")
