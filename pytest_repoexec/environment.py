@@ -232,7 +232,7 @@ def _download_pypi(project: Project, target: Path) -> None:
             )
         _unpack(sdist or wheel, target)
         if sdist is not None and wheel is not None:
-            _fill_from_wheel(wheel, target / project.import_root)
+            _fill_from_wheel(wheel, target, project.import_root)
 
 
 def _pip_download(pin: str, kind: str, folder: Path, failures: list[str]) -> Path | None:
@@ -248,14 +248,18 @@ def _pip_download(pin: str, kind: str, folder: Path, failures: list[str]) -> Pat
     return None
 
 
-def _fill_from_wheel(wheel: Path, import_root: Path) -> None:
+def _fill_from_wheel(wheel: Path, target: Path, import_root: str) -> None:
+    """Files the sdist lacks (generated ones, such as a version module) taken from the wheel into the import
+    root; a package the sdist keeps under ``src/`` is filled there, never copied beside it (that copy, not the
+    sdist's, is what tests run from the source root would import)."""
     with zipfile.ZipFile(wheel) as bundle:
         for name in bundle.namelist():
             top = name.split("/", 1)[0]
-            if top.endswith((".dist-info", ".data")) or name.endswith("/") or (import_root / name).exists():
+            base = target / "src" if (target / "src" / top).is_dir() else target / import_root
+            if top.endswith((".dist-info", ".data")) or name.endswith("/") or (base / name).exists():
                 continue
-            (import_root / name).parent.mkdir(parents=True, exist_ok=True)
-            (import_root / name).write_bytes(bundle.read(name))
+            (base / name).parent.mkdir(parents=True, exist_ok=True)
+            (base / name).write_bytes(bundle.read(name))
 
 
 def _unpack(archive: Path, target: Path) -> None:

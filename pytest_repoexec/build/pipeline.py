@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import shutil
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -152,8 +153,10 @@ def _class_problems(project: Path, env: ProjectEnv, options: BuildOptions, class
                                     "methods": len(klass.methods), "tested_methods": len(tested_methods(klass, run)),
                                     "tests_from": "suite", "verdict": "written"})
     if not written:
+        reasons = Counter(reason for _, reason in report.skipped)
         raise BuildError(name, "picking classes", f"no class uses its repository, has its methods run by passing "
-                         f"tests and a description ({len(run.passed)} of {len(run.outcomes)} tests passed)")
+                         f"tests and a description ({len(run.passed)} of {len(run.outcomes)} tests passed; "
+                         f"classes left out: {'; '.join(f'{count} {reason}' for reason, count in reasons.items())})")
     return written
 
 
