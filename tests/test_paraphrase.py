@@ -109,18 +109,40 @@ def test_registry():
 '''
 
 SHELF = '''\
+import collections.abc
+
 from .errors import ShelfError
 
 
-class Shelf:
+class Shelf(collections.abc.MutableSequence):
     """Holds items, the newest last."""
 
     def __init__(self, items=()):
         self.items = list(items)
 
+    def __getitem__(self, index):
+        return self.items[index]
+
+    def __setitem__(self, index, item):
+        self.items[index] = item
+
+    def __delitem__(self, index):
+        del self.items[index]
+
+    def __len__(self):
+        return len(self.items)
+
+    def insert(self, index, item):
+        """Insert an item as weighed (MutableSequence.append calls it)."""
+        self.items.insert(index, self.weigh(item))
+
+    def weigh(self, item):
+        """The item as kept."""
+        return item
+
     def put(self, item):
         """Add an item; how many there are."""
-        self.items.append(item)
+        self.append(item)
         return len(self.items)
 
     def last(self):
@@ -146,6 +168,16 @@ class ShelfMixin:
         shelf = self.cls()
         assert shelf.put("a") == 1
         assert shelf.last() == "a"
+
+    def test_weigh_in_a_subclass(self):
+        class Loud(self.cls):
+            @staticmethod
+            def weigh(item):
+                return item.upper()
+
+        shelf = Loud()
+        shelf.put("a")
+        assert shelf.last() == "A"
 
 
 class ShelfTests(ShelfMixin, unittest.TestCase):
@@ -308,8 +340,10 @@ def test_a_method_problem_manifest_in_the_new_spellings(tmp_path: Path) -> None:
         "assert CArT().aDd(1)\n")
 
 
-def test_the_trace_renames_reads_that_static_typing_cannot_tell(built_shelf: Path, tmp_path: Path,
-                                                                 repoexec_cache: Path) -> None:
+def test_the_trace_renames_reads_and_overrides_static_typing_cannot_tell(built_shelf: Path, tmp_path: Path,
+                                                                         repoexec_cache: Path) -> None:
+    """Also: ``insert``, which ``MutableSequence.append`` calls, keeps its name; a test's subclass (of
+    ``self.cls``) overrides ``weigh``, which the base calls by its new name, so the override is renamed."""
     static = paraphrase(ParaphraseOptions(built_shelf, tmp_path / "static", repoexec_cache, gate_options=GATE,
                                           trace=False), say=lambda line: None)
     assert [(p["name"], p["verdict"]) for p in static.problems] == [("core_Shelf", "dropped")]
@@ -317,11 +351,19 @@ def test_the_trace_renames_reads_that_static_typing_cannot_tell(built_shelf: Pat
 
     out = tmp_path / "shelf"
     report = paraphrase(ParaphraseOptions(built_shelf, out, repoexec_cache, gate_options=GATE), say=lambda line: None)
-    assert report.renamed == {"Shelf": "SHeLf", "last": "lAsT", "put": "pUt"}
+    assert report.renamed == {"Shelf": "SHeLf", "last": "lAsT", "put": "pUt", "weigh": "wEiGh"}
     assert [(p["name"], p["verdict"]) for p in report.problems] == [("core_Shelf", "admitted")], report.problems
-    assert report.traced_sites == 3
+    assert (report.traced_sites, report.renamed_overrides) == (5, 1)
+    assert report.kept_as_interface == {"Shelf.insert": "collections.abc.MutableSequence"}
+    core = (out / "repo" / "shelf" / "core.py").read_text()
+    assert "def insert(self, index, item):" in core and "self.items.insert(index, self.wEiGh(item))" in core
     tests = (out / "repo" / "tests" / "test_shelf.py").read_text()
     assert 'shelf = self.cls()\n        assert shelf.pUt("a") == 1\n        assert shelf.lAsT() == "a"' in tests
     assert 'shelf = make_shelf("b")\n    assert shelf.lAsT() == "b", "last is the newest"' in tests
     assert "    cls = SHeLf\n" in tests
-    assert json.loads((out / "paraphrase-report.json").read_text())["traced_sites"] == 3
+    assert "class Loud(self.cls):\n            @staticmethod\n            def wEiGh(item):" in tests
+    description = tomllib.loads((out / "core_Shelf" / "problem.toml").read_text())["prompt"]["description_detailed"]
+    assert "`insert(self, index, item)`" in description and "`wEiGh(self, item)`" in description
+    document = json.loads((out / "paraphrase-report.json").read_text())
+    assert (document["traced_sites"], document["renamed_overrides"]) == (5, 1)
+    assert document["kept_as_interface"] == {"Shelf.insert": "collections.abc.MutableSequence"}

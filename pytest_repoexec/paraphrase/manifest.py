@@ -29,7 +29,8 @@ def benchmark_names(renames: Renames, module: str, entry_point: str) -> tuple[Cl
 
 
 def rewrite_manifest(manifest: dict[str, Any], renames: Renames, own: list[str]) -> dict[str, Any]:
-    """A copy of ``manifest`` with the new spellings; ``own`` are the problem's benchmark identifiers."""
+    """A copy of ``manifest`` with the new spellings; ``own`` are the problem's benchmark identifiers (those
+    kept as written for their class stay so in its descriptions)."""
     module, entry_point = manifest["module"], manifest["entry_point"]
     first, _, method = entry_point.partition(".")
     binding = renames.index.env(module).get(first)
@@ -49,9 +50,10 @@ def rewrite_manifest(manifest: dict[str, Any], renames: Renames, own: list[str])
     prompt = dict(manifest.get("prompt", {}))
     if "signature" in prompt:
         prompt["signature"] = renames.rewrite(prompt["signature"], module, klass)
+    spelled = {name: renames.names[name] for name in own if name == first or name in renames.members(key)}
     for form in ("description_detailed", "description_sketchy"):
         if form in prompt:
-            prompt[form] = code_spans(prompt[form], {name: renames.names[name] for name in own})
+            prompt[form] = code_spans(prompt[form], spelled)
     if "context" in prompt:
         prompt["context"] = {level: renames.rewrite(text, module) if level in _CODE else text
                              for level, text in prompt["context"].items()}

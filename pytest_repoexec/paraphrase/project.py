@@ -1,6 +1,7 @@
 """``repoexec paraphrase DIR --out DIR2``: the repository copied as ``DIR2/repo`` with the benchmark's identifiers
 case-flipped in its code and tests (where the static reading cannot type an object, as the problems' tests run on the
-original showed: ``trace``), every admitted problem of DIR with its manifest in the new spellings, then the
+original showed: ``trace``; not a member a base outside the repository defines too, which calls it by its name),
+every admitted problem of DIR with its manifest in the new spellings, then the
 admission gate on all of them: a problem whose tests no longer pass is dropped (set aside as the builder's
 rejected ones) and reported. Built in a staging folder, moved into place only when complete."""
 
@@ -27,8 +28,8 @@ from . import ParaphraseError
 from .index import ClassKey, Index, identifiers
 from .manifest import benchmark_names, rewrite_manifest
 from .names import choose
-from .rename import Renames, Sites
-from .trace import TraceError, problem_tests, trace
+from .rename import Renames
+from .trace import TraceError, Traced, problem_tests, trace
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -59,6 +60,9 @@ class ParaphraseReport:
     passed_over: list[str] = field(default_factory=list)  # flips taken by a name already in the repository
     problems: list[dict[str, Any]] = field(default_factory=list)
     traced_sites: int = 0  # member reads renamed only because the trace saw a benchmark instance's read there
+    kept_as_interface: dict[str, str] = field(default_factory=dict)  # Class.member -> the base outside that defines it
+    renamed_overrides: int = 0  # definitions renamed only because the trace saw them override a renamed member
+    renamed_alongside: list[str] = field(default_factory=list)  # Class.member: a renamed read finds it too
 
     @property
     def admitted(self) -> int:
@@ -76,6 +80,8 @@ class ParaphraseReport:
     def write(self, folder: Path) -> None:
         document = {"project": self.project, "from": self.origin, "problems_in": len(self.problems),
                     "renamed": self.renamed, "passed_over": self.passed_over, "traced_sites": self.traced_sites,
+                    "kept_as_interface": self.kept_as_interface, "renamed_overrides": self.renamed_overrides,
+                    "renamed_alongside": self.renamed_alongside,
                     "admitted": self.admitted,
                     "dropped": len(self.problems) - self.admitted,
                     "kept_share": self.admitted / len(self.problems) if self.problems else 0.0,
@@ -99,12 +105,17 @@ def paraphrase(options: ParaphraseOptions, say: Callable[[str], None] = print) -
         renames = _choose(Index(project / "repo", import_root), manifests, report)
         if options.trace:
             say(f"repoexec paraphrase: {name}: tracing the problems' tests on the original repository")
-            renames.sites = _trace(folder, manifests, renames, options, say)
+            traced = _trace(folder, manifests, renames, options, say)
+            if traced is not None:
+                report.kept_as_interface = _keep_interface(renames, traced.interface)
+                report.renamed_alongside = traced.spread(renames)
+                renames.sites, renames.overrides = traced.sites(renames), traced.overrides(renames)
+        report.renamed = dict(renames.names)
         say(f"repoexec paraphrase: {name}: {len(renames.names)} identifiers renamed in the repository")
         _rewrite_repository(renames)
         for problem, manifest in manifests.items():
             _write_problem(folder / problem, project / problem, manifest, renames, report)
-        report.traced_sites = renames.traced
+        report.traced_sites, report.renamed_overrides = renames.traced, renames.overridden
         if options.gate:
             say(f"repoexec paraphrase: {name}: {len(manifests)} problems through the admission gate")
             _gate(project, options, report)
@@ -173,23 +184,32 @@ def _choose(index: Index, manifests: dict[str, dict[str, Any]], report: Paraphra
             existing.setdefault(name, where)
     renames.names, report.passed_over = choose(old, existing)
     renames.top, renames.own = top, own
-    report.renamed = dict(renames.names)
     return renames
 
 
 def _trace(folder: Path, manifests: dict[str, dict[str, Any]], renames: Renames, options: ParaphraseOptions,
-           say: Callable[[str], None]) -> Sites:
-    """The traced sites; none, with a warning naming the project, where the trace fails."""
+           say: Callable[[str], None]) -> Traced | None:
+    """What the trace saw; nothing, with a warning naming the project, where it fails."""
     name = options.out.name
     try:
-        sites, notes = trace(folder / PROJECT_MANIFEST, renames, {folder / problem: manifest for problem, manifest
-                                                                  in manifests.items()}, options.cache, options.sandbox)
+        traced = trace(folder / PROJECT_MANIFEST, renames, {folder / problem: manifest for problem, manifest
+                                                            in manifests.items()}, options.cache, options.sandbox)
     except TraceError as exc:
         say(f"repoexec paraphrase: {name}: warning: the trace of the tests failed, static renames only: {exc}")
-        return {}
-    for note in notes:
+        return None
+    for note in traced.notes:
         say(f"repoexec paraphrase: {name}: warning: not traced: {note}")
-    return sites
+    return traced
+
+
+def _keep_interface(renames: Renames, interface: dict[tuple[ClassKey, str], str]) -> dict[str, str]:
+    """The members that a base outside the repository defines as well kept as written (its own methods call them
+    by name); ``Class.member`` -> that base, for each class's own members."""
+    kept = {f"{key[1]}.{member}": owner for (key, member), owner in sorted(interface.items())
+            if member in renames.own.get(key, ())}
+    for key, member in sorted(interface):
+        renames.keep(key, member)
+    return kept
 
 
 def _rewrite_repository(renames: Renames) -> None:

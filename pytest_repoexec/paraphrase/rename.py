@@ -2,8 +2,9 @@
 definition of the repository (its definition, its uses, its imports, ``module.name``), a member where the
 object is a renamed class or an instance of one (``self.x``, ``Cls.x``, ``super().x``, ``obj.x`` for
 ``obj = Cls(...)`` or ``obj: Cls``), and any member read where the trace of the tests saw an instance's read
-(``trace``); strings (but their ``{...}`` code), comments, keyword arguments and attributes of anything else stay
-as written. ``__all__``'s strings name bindings, so they follow."""
+(``trace``), and a member's definition where the trace saw a subclass outside the benchmark (a test's) override
+it; strings (but their ``{...}`` code), comments, keyword arguments and attributes of anything else stay as
+written. ``__all__``'s strings name bindings, so they follow."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from .index import LOCAL, Binding, ClassKey, Index
 _SCOPES = ("function_definition", "class_definition", "lambda")
 _TARGETS = ("assignment", "augmented_assignment", "for_statement", "for_in_clause")
 Sites = dict[str, frozenset[tuple[int, int, str]]]  # file -> (end line, end column in bytes, member) read there
+Definitions = dict[str, frozenset[tuple[int, str]]]  # file -> (first line, a decorator's if any, name) of a def
 
 
 @dataclass
@@ -39,15 +41,34 @@ class Renames:
     own: dict[ClassKey, set[str]] = field(default_factory=dict)  # a benchmark class's renamed members
     sites: Sites = field(default_factory=dict)  # traced reads of members on instances, by file under the root
     traced: int = 0  # members renamed only because the trace saw an instance's read there
+    overrides: Definitions = field(default_factory=dict)  # traced overrides in subclasses outside the benchmark
+    overridden: int = 0  # definitions renamed only because the trace saw them override a renamed member
+    kept: set[tuple[ClassKey, str]] = field(default_factory=set)  # members kept as written (``keep``), by class
 
-    def members(self, key: ClassKey | None, seen: frozenset = frozenset()) -> set[str]:
-        """A class's renamed members, its repository bases' included (an override is renamed with them)."""
+    def lineage(self, key: ClassKey | None, seen: frozenset = frozenset()) -> set[ClassKey]:
+        """The class and its repository bases, theirs in turn."""
         if key is None or key in seen:
             return set()
-        found = set(self.own.get(key, ()))
+        found = {key}
         for base in self.index.bases(key) if key in self.index.classes else ():
-            found |= self.members(base, seen | {key})
+            found |= self.lineage(base, seen | {key})
         return found
+
+    def members(self, key: ClassKey | None) -> set[str]:
+        """A class's renamed members, its repository bases' included (an override is renamed with them)."""
+        return set().union(*(self.own.get(cls, ()) for cls in self.lineage(key)))
+
+    def keep(self, key: ClassKey, member: str) -> None:
+        """``member`` as written in ``key`` and every class that shares its definition (bases that define it,
+        classes deriving from them): a base outside the repository calls it by that name. A name no class renames
+        any more leaves the table."""
+        defining = {key} | {base for base in self.lineage(key) if member in self.own.get(base, ())}
+        for cls, members in self.own.items():
+            if self.lineage(cls) & defining:
+                members.discard(member)
+                self.kept.add((cls, member))
+        if all(member not in members for members in self.own.values()) and all(n != member for _, n in self.top):
+            self.names.pop(member, None)
 
     def renamed(self, binding: Binding | None) -> bool:
         return binding is not None and binding.kind == "def" and binding.follows and binding.key in self.top
@@ -60,7 +81,7 @@ class Renames:
         data, tree = parse(source)
         known = module in self.index.trees
         scope = Scope(dict(self.index.env(module) if known else self.index.bindings(tree, module)))
-        rewriter = _Rewriter(self, module, self.sites.get(path, frozenset()) if path is not None else frozenset())
+        rewriter = _Rewriter(self, module, path)
         rewriter.prescan(tree, scope)
         rewriter.visit(tree, Scope({}, scope, klass=klass, in_class=True) if klass is not None else scope)
         for start, end, text in sorted(rewriter.edits, reverse=True):
@@ -69,8 +90,10 @@ class Renames:
 
 
 class _Rewriter:
-    def __init__(self, renames: Renames, module: str, sites: frozenset[tuple[int, int, str]]) -> None:
-        self.renames, self.index, self.module, self.sites = renames, renames.index, module, sites
+    def __init__(self, renames: Renames, module: str, path: str | None) -> None:
+        self.renames, self.index, self.module = renames, renames.index, module
+        self.sites = renames.sites.get(path, frozenset()) if path is not None else frozenset()
+        self.overrides = renames.overrides.get(path, frozenset()) if path is not None else frozenset()
         self.edits: list[tuple[int, int, str]] = []
 
     def rename(self, node: Node) -> None:
@@ -143,6 +166,9 @@ class _Rewriter:
             renamed = text in self.renames.members(scope.klass)
         else:
             renamed = scope.parent is None and self.renames.renamed(scope.bindings.get(text))
+        if not renamed and node.type == "function_definition" and (_first_line(node), text) in self.overrides:
+            renamed = True
+            self.renames.overridden += 1
         if renamed:
             self.rename(name)
         if node.type == "class_definition":
@@ -268,6 +294,12 @@ def _parameter_nodes(node: Node) -> Iterator[tuple[str, Node | None, Node | None
 def _parameters(node: Node) -> list[str]:
     parameters = node.child_by_field_name("parameters")
     return [node_text(n) for n in (parameters.named_children if parameters else []) if n.type == "identifier"]
+
+
+def _first_line(node: Node) -> int:
+    """A definition's first line, its first decorator's where it has one (as its code's ``co_firstlineno``)."""
+    outer = node.parent if node.parent is not None and node.parent.type == "decorated_definition" else node
+    return outer.start_point[0] + 1
 
 
 def _static(node: Node) -> bool:

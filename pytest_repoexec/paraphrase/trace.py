@@ -1,12 +1,17 @@
 """The problems' tests run once on the original repository with ``repoexec_trace`` (the builder's suite machinery:
 the project's environment, its sandbox): the source sites where an instance of a benchmark class has a renamed
 member read, for the rewriter to rename where it cannot type the object (a mixin's ``self.cls(...)``, a
-factory's result, an instance made in another module). A failed trace costs those renames, never the paraphrase.
+factory's result, an instance made in another module); the members a base outside the repository defines too,
+which keep their names (its code calls them); the overrides that subclasses outside the benchmark define, whose
+definitions follow the base; a repository class whose own definition a renamed read also finds (a sibling's
+``expire`` that the common base calls), which is renamed with it. A failed trace costs those, never the paraphrase.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -15,13 +20,68 @@ from ..build.suite import SuiteSettings, run_plugin
 from ..environment import EnvironmentBuildError, Environments
 from ..problem import ManifestError, load_project
 from ..sandbox import SandboxUnavailable, make_sandbox
-from .rename import Renames, Sites
+from .index import ClassKey
+from .rename import Definitions, Renames, Sites
 
 PLUGIN = Path(__file__).with_name("repoexec_trace.py")
+Read = tuple[str, int, int, str, ClassKey, "ClassKey | None"]  # file, end line, end column, member, the traced
+# class whose wrapper saw it, the class whose definition it found (None: none, an instance's own attribute)
 
 
 class TraceError(Exception):
     """The trace did not run (environment, sandbox, time); the message says why."""
+
+
+@dataclass(frozen=True)
+class Traced:
+    """What the run saw, each read or definition with the benchmark class it was seen for (a paraphrase that keeps
+    a member as written for that class leaves it too): ``notes`` name the classes the plugin could not trace."""
+
+    reads: list[Read]
+    definitions: list[tuple[str, int, str, ClassKey]]  # file, first line, member, class
+    interface: dict[tuple[ClassKey, str], str]  # (class, member) -> the class outside the repository defining it
+    notes: list[str]
+
+    def spread(self, renames: Renames) -> list[str]:
+        """Until none is left: a read renamed (for its class) at a site where another read finds a repository
+        class's own definition that is not renamed (the base's ``self.expire()`` on a sibling's instance): that
+        class renames it too (not where it was kept as written). ``Class.member`` for each."""
+        added: list[str] = []
+        while True:
+            renamed = {read[:4] for read in self.reads if _renamed(renames, read)}
+            grow = {(read[5], read[3]) for read in self.reads if read[:4] in renamed and read[5] is not None
+                    and read[5] in renames.index.classes and not _renamed(renames, read)
+                    and not any((cls, read[3]) in renames.kept for cls in renames.lineage(read[5]))}
+            if not grow:
+                return added
+            for key, member in sorted(grow):
+                renames.own.setdefault(key, set()).add(member)
+                added.append(f"{key[1]}.{member}")
+
+    def sites(self, renames: Renames) -> Sites:
+        """The reads ``renames`` renames (for the class whose definition they find), by file."""
+        return _by_file((read[0], read[1:4]) for read in self.reads if _renamed(renames, read))
+
+    def overrides(self, renames: Renames) -> Definitions:
+        """The overrides' definitions of members ``renames`` still renames for their class, by file."""
+        return _by_file((found[0], found[1:3]) for found in self.definitions if found[2] in renames.members(found[3]))
+
+
+def _by_file(found: Iterable[tuple[str, tuple[Any, ...]]]) -> dict[str, frozenset[Any]]:
+    grouped: dict[str, set[Any]] = {}
+    for filename, item in found:
+        grouped.setdefault(filename, set()).add(item)
+    return {filename: frozenset(items) for filename, items in grouped.items()}
+
+
+def _renamed(renames: Renames, read: Read) -> bool:
+    """The member is renamed for the repository class whose definition the read found, else for the traced one."""
+    return read[3] in renames.members(read[5] if read[5] in renames.index.classes else read[4])
+
+
+def _key(label: str) -> ClassKey | None:
+    module, _, name = label.rpartition(".")
+    return (module, name) if label else None
 
 
 def problem_tests(renames: Renames, folder: Path, manifest: dict[str, Any]) -> dict[Path, Path]:
@@ -32,28 +92,29 @@ def problem_tests(renames: Renames, folder: Path, manifest: dict[str, Any]) -> d
 
 
 def trace(manifest: Path, renames: Renames, problems: dict[Path, dict[str, Any]], cache: Path, sandbox: str,
-          settings: SuiteSettings = SuiteSettings()) -> tuple[Sites, list[str]]:
+          settings: SuiteSettings = SuiteSettings()) -> Traced:
     """Run the tests of ``problems`` (folder -> manifest) of the project ``manifest`` once, tracing the benchmark
-    classes of ``renames``; the sites seen (file relative to the source root -> (end line, end column, name)) and
-    the plugin's notes (a class it could not trace). A ``TraceError`` when the run fails."""
+    classes of ``renames`` (files relative to the source root). A ``TraceError`` when the run fails."""
     classes = [[module, name, sorted(renames.members((module, name)))] for module, name in sorted(renames.own)
                if (module, name) in renames.index.classes and renames.members((module, name))]
     if not classes:
-        return {}, []
+        return Traced([], [], {}, [])
+    packages = sorted({module.partition(".")[0] for module in renames.index.files})
     nodes = sorted({node for problem in problems.values() for node in problem.get("suite", [])})
     written = {at: test.read_bytes() for folder, problem in problems.items()
                for test, at in problem_tests(renames, folder, problem).items()}
     try:
         env = Environments(cache).get(load_project(manifest))
         document, tail = run_plugin(env, make_sandbox(sandbox), PLUGIN, [
-            f"--repoexec-trace-classes={json.dumps(classes)}", f"--repoexec-trace-source={env.source_root.resolve()}"],
+            f"--repoexec-trace-classes={json.dumps(classes)}", f"--repoexec-trace-packages={json.dumps(packages)}",
+            f"--repoexec-trace-source={env.source_root.resolve()}"],
             settings, [*nodes, *(str(at) for at in written)], written)
         data = json.loads(document)
     except (BuildError, EnvironmentBuildError, ManifestError, SandboxUnavailable, ValueError) as exc:
         raise TraceError(str(exc)) from None
     if not any(outcome == "passed" for outcome in data["outcomes"].values()):
         raise TraceError(f"no test passed:\n{tail}")
-    sites: dict[str, set[tuple[int, int, str]]] = {}
-    for filename, line, column, name, _ in data["sites"]:
-        sites.setdefault(filename, set()).add((line, column, name))
-    return {filename: frozenset(found) for filename, found in sites.items()}, data["errors"]
+    return Traced([(*site[:4], _key(site[4]), _key(site[5])) for site in data["sites"]],
+                  [(*found[:3], _key(found[3])) for found in data["overrides"]],
+                  {((module, name), member): owner for module, name, member, owner in data["interface"]},
+                  data["errors"])
