@@ -2,7 +2,9 @@
 repository's code, its tests and the manifests (strings, comments and a str's ``encode`` untouched), the
 paraphrased references admitted and passing, a problem whose test names a method in a string dropped, a
 collision with an existing name reported with the file and the identifier, and the members read where only the
-trace of the tests on the original can tell the object (a mixin's ``self.cls()``, a factory's result) renamed."""
+trace of the tests on the original can tell the object (a mixin's ``self.cls()``, a factory's result) renamed,
+with a test's override of a renamed member and a sibling's definition a renamed read finds; a member that a base
+outside the repository defines (and calls) kept as written."""
 
 from __future__ import annotations
 
@@ -21,6 +23,7 @@ from pytest_repoexec.paraphrase.manifest import benchmark_names, rewrite_manifes
 from pytest_repoexec.paraphrase.names import choose, variants
 from pytest_repoexec.paraphrase.project import ParaphraseOptions, paraphrase
 from pytest_repoexec.paraphrase.rename import Renames
+from pytest_repoexec.paraphrase.trace import Traced
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -367,3 +370,28 @@ def test_the_trace_renames_reads_and_overrides_static_typing_cannot_tell(built_s
     document = json.loads((out / "paraphrase-report.json").read_text())
     assert (document["traced_sites"], document["renamed_overrides"]) == (5, 1)
     assert document["kept_as_interface"] == {"Shelf.insert": "collections.abc.MutableSequence"}
+
+
+def test_a_renamed_read_renames_a_sibling_definition_it_also_finds(tmp_path: Path) -> None:
+    """The common base calls ``self.expire()``; the trace saw it find the benchmark's ``Timed.expire`` and the
+    sibling's own ``Other.expire`` there, so the sibling's is renamed too (a base outside keeps ``get``)."""
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "core.py").write_text(
+        "class Base:\n    def tick(self):\n        return self.expire()\n\n\nclass Timed(Base):\n"
+        "    def expire(self):\n        return 1\n\n    def get(self):\n        return 0\n\n\n"
+        "class Other(Base):\n    def expire(self):\n        return 2\n\n    def again(self):\n"
+        "        return self.expire()\n")
+    base, timed, other = ("pkg.core", "Base"), ("pkg.core", "Timed"), ("pkg.core", "Other")
+    renames = Renames(Index(tmp_path, "."), {"Base": "BAsE", "Timed": "TImEd", "expire": "eXpIrE", "get": "gEt",
+                                             "tick": "tIcK"}, {base, timed}, {base: {"tick"}, timed: {"expire", "get"}})
+    traced = Traced([("pkg/core.py", 3, 26, "expire", base, timed), ("pkg/core.py", 3, 26, "expire", base, other)],
+                    [], {(timed, "get"): "collections.abc.Mapping"}, [])
+    renames.keep(timed, "get")
+    assert traced.spread(renames) == ["Other.expire"] and "get" not in renames.names
+    renames.sites = traced.sites(renames)
+    assert renames.rewrite((tmp_path / "pkg" / "core.py").read_text(), "pkg.core", path="pkg/core.py") == (
+        "class BAsE:\n    def tIcK(self):\n        return self.eXpIrE()\n\n\nclass TImEd(BAsE):\n"
+        "    def eXpIrE(self):\n        return 1\n\n    def get(self):\n        return 0\n\n\n"
+        "class Other(BAsE):\n    def eXpIrE(self):\n        return 2\n\n    def again(self):\n"
+        "        return self.eXpIrE()\n")
