@@ -28,7 +28,6 @@ from pathlib import Path
 import filelock
 import platformdirs
 import uv
-import virtualenv
 from packaging.markers import default_environment
 from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
@@ -287,6 +286,8 @@ def _clone_git(project: Project, target: Path) -> None:
 
 def _make_virtualenv(project: Project, target: Path, runtime: Path) -> None:
     try:
+        import virtualenv  # here: a run whose environments are built pays nothing for it
+
         virtualenv.cli_run([str(target), "--python", sys.executable, "--quiet", "--no-seed"], setup_logging=False)
     except Exception as exc:  # virtualenv raises a variety of errors; all mean "no environment"
         raise EnvironmentBuildError(f"project {project.name}: virtualenv failed: {exc}") from exc

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
+from typing import Any
 from dataclasses import dataclass
 
 from .candidate import (Candidate, candidate_diff, candidate_module, dependency_share, focal_module,
@@ -38,20 +39,34 @@ def evaluate(
     candidate = make_candidate(problem, completion)
     if candidate.error_type is not None:
         return _judged(problem, sample, candidate, None, fail_fast)
-    module = candidate_module(problem, focal_module(problem, env), candidate)
     if store is None:
-        return _run(problem, sample, candidate, module, env, executor, options)
-    variant = {"test_timeouts": options.test_timeouts}
-    with store.slot(store.key(problem, env.python.parent.parent.name, module, variant)) as slot:
+        return _run(problem, sample, candidate, candidate_module(problem, focal_module(problem, env), candidate), env,
+                    executor, options)
+    environment, variant = env.python.parent.parent.name, {"test_timeouts": options.test_timeouts}
+    alias = store.alias(problem, environment, completion, variant)
+    found = store.through_alias(alias)
+    if found is not None:
+        return _read_back(sample, candidate, *found)
+    module = candidate_module(problem, focal_module(problem, env), candidate)
+    key = store.key(problem, environment, module, variant)
+    with store.slot(key) as slot:
         if slot.stored is not None:
-            stored = SampleResult.from_dict(slot.stored)
-            copied = stored.sample if stored.sample not in (sample, REFERENCE) else stored.copied_from
-            result = dataclasses.replace(stored, sample=sample, copied_from=copied, store="read")
-            return Evaluation(result, candidate, None, slot.durations)
+            store.put_alias(alias, key)
+            return _read_back(sample, candidate, slot.stored, slot.durations)
         evaluation = _run(problem, sample, candidate, module, env, executor, options)
         slot.put(evaluation.result.to_dict(), evaluation.durations or {})
+        store.put_alias(alias, key)
         state = "replaced" if slot.unreadable else "evaluated"
         return dataclasses.replace(evaluation, result=dataclasses.replace(evaluation.result, store=state))
+
+
+def _read_back(sample: int, candidate: Candidate, stored: Mapping[str, Any], durations: dict[str, float] | None
+               ) -> Evaluation:
+    """A stored verdict as this sample's: the sample that was run is the one it copies (unless that is itself)."""
+    result = SampleResult.from_dict(stored)
+    copied = result.sample if result.sample not in (sample, REFERENCE) else result.copied_from
+    return Evaluation(dataclasses.replace(result, sample=sample, copied_from=copied, store="read"), candidate, None,
+                      durations)
 
 
 def _run(problem: Problem, sample: int, candidate: Candidate, module: str, env: ProjectEnv, executor: Executor,

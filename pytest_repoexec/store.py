@@ -6,6 +6,9 @@ tests and expected files, the candidate module as spliced, and the run's limits 
 problem whose spliced modules are the same text share one evaluation (the second waits on the first's lock,
 then reads it); a run that is started again, after finishing or after ``kill -9``, reads back what was done
 and evaluates only the rest. An entry that cannot be read (cut off, or of another layout) is evaluated again.
+
+Beside each entry, the completions that led to it: an alias keyed by the completion's own text (and the same
+context) names the entry, so that a rerun finds a verdict without putting the candidate together again.
 """
 
 from __future__ import annotations
@@ -78,17 +81,47 @@ class ResultStore:
 
     def key(self, problem: Problem, environment: str, module: str, variant: Mapping[str, Any] = {}) -> str:
         """``variant``: what else a sample was run with (its tests' own time limits)."""
+        return self._key(problem, environment, {"module": module}, variant)
+
+    def alias(self, problem: Problem, environment: str, completion: str, variant: Mapping[str, Any] = {}) -> str:
+        """The key under which a completion's text names the entry its candidate module was judged under."""
+        return self._key(problem, environment, {"completion": completion}, variant)
+
+    def _key(self, problem: Problem, environment: str, text: Mapping[str, str], variant: Mapping[str, Any]) -> str:
         if problem.manifest not in self._problems:
             self._problems[problem.manifest] = problem_digest(problem)
         fields = {"engine": engine_digest(), "environment": environment, "problem": self._problems[problem.manifest],
-                  "module": hashlib.sha256(module.encode("utf-8")).hexdigest(), "variant": dict(variant), **self.context}
+                  **{name: hashlib.sha256(value.encode("utf-8")).hexdigest() for name, value in text.items()},
+                  "variant": dict(variant), **self.context}
         return hashlib.sha256(json.dumps(fields, sort_keys=True).encode("utf-8")).hexdigest()
+
+    def through_alias(self, alias: str) -> tuple[dict[str, Any], dict[str, float] | None] | None:
+        """(result, durations) of the entry the alias names, where both read (never under ``fresh``)."""
+        if self.fresh:
+            return None
+        try:
+            key = json.loads(self._path(alias, "aliases").read_text(encoding="utf-8"))["key"]
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+        stored, durations = _read(self._path(str(key), "")) if isinstance(key, str) else (None, None)
+        return (stored, durations) if stored is not None else None
+
+    def put_alias(self, alias: str, key: str) -> None:
+        path = self._path(alias, "aliases")
+        if not path.exists():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            partial = path.with_name(f"{path.name}.{os.getpid()}.partial")
+            partial.write_text(json.dumps({"key": key}), encoding="utf-8")
+            os.replace(partial, path)
+
+    def _path(self, key: str, kind: str) -> Path:
+        return self.folder / kind / key[:2] / f"{key}.json"
 
     @contextlib.contextmanager
     def slot(self, key: str) -> Iterator[Slot]:
         """The key's entry. One that reads is read without the lock (entries are written whole, with a rename);
         otherwise the lock is held while the caller evaluates and puts, so that a module is run once."""
-        path = self.folder / key[:2] / f"{key}.json"
+        path = self._path(key, "")
         if not self.fresh:
             stored, durations = _read(path)
             if stored is not None:

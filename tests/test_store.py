@@ -58,12 +58,31 @@ def test_identical_modules_are_evaluated_once_and_a_rerun_reads_every_verdict_ba
     assert fresh["store"]["evaluated"] == 6 and fresh["metrics"] == first["metrics"]
 
 
+def test_a_rerun_finds_verdicts_by_the_completion_and_by_the_module(pytester, mini, cache):
+    """Aliases (completion -> entry) spare a rerun putting candidates together; without them, or with an alias
+    whose entry is gone, the module's own key still decides."""
+    replay = write_replay(pytester.path / "r.jsonl", {"mini/scaled": [SCALED_REFERENCE, WRONG], "mini/swap": [SWAP_OK]})
+    _, first = run(pytester, mini, cache, replay)
+    aliases = cache / "results" / "aliases"
+    assert len(list(aliases.glob("*/*.json"))) == 3
+    for alias in aliases.glob("*/*.json"):
+        alias.unlink()
+    _, by_module = run(pytester, mini, cache, replay)
+    assert by_module["store"] == {"read": 3, "copies": 0, "evaluated": 0, "replaced": 0}
+    assert len(list(aliases.glob("*/*.json"))) == 3  # written again on the way
+    for entry in (cache / "results").glob("*/*.json"):
+        if entry.parent.parent.name != "aliases":
+            entry.unlink()
+    _, gone = run(pytester, mini, cache, replay)
+    assert gone["store"]["evaluated"] == 3 and gone["metrics"] == first["metrics"]
+
+
 def test_relative_timeouts_cost_one_reference_run_a_problem(pytester, mini, cache):
     replay = write_replay(pytester.path / "r.jsonl", {"mini/scaled": [WRONG, WRONG.replace("SCALE", "SCALE + 1")],
                                                             "mini/swap": [SWAP_OK]})
     _, first = run(pytester, mini, cache, replay, "--repoexec-timeout-factor=10")
     assert first["store"]["evaluated"] == 3
-    assert len(list((cache / "results").rglob("*.json"))) == 3 + 2  # and each problem's reference, once
+    assert len(list((cache / "results").glob("*/*.json"))) == 3 + 2  # and each problem's reference, once
     _, again = run(pytester, mini, cache, replay, "--repoexec-timeout-factor=10")
     assert again["store"] == {"read": 3, "copies": 0, "evaluated": 0, "replaced": 0}
 
@@ -78,7 +97,7 @@ def test_an_option_that_changes_verdicts_is_part_of_the_key(pytester, mini, cach
 def test_an_unreadable_entry_is_evaluated_again(pytester, mini, cache):
     replay = write_replay(pytester.path / "r.jsonl", {"mini/scaled": [SCALED_REFERENCE], "mini/swap": [SWAP_OK]})
     _, first = run(pytester, mini, cache, replay)
-    entries = sorted((cache / "results").rglob("*.json"))
+    entries = sorted((cache / "results").glob("*/*.json"))
     assert len(entries) == 2
     entries[0].write_text(entries[0].read_text()[:25])  # cut off, as by a crash mid-write of an older engine
     entries[1].write_text(json.dumps({"layout": 0, "result": {}}))  # another layout
@@ -96,11 +115,11 @@ def test_a_run_killed_half_way_resumes_with_what_is_missing(pytester, mini, cach
     process = subprocess.Popen(command, cwd=pytester.path, start_new_session=True, stdout=subprocess.DEVNULL,
                                stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 120
-    while len(list((cache / "results").rglob("*.json"))) < 3 and time.monotonic() < deadline:
+    while len(list((cache / "results").glob("*/*.json"))) < 3 and time.monotonic() < deadline:
         time.sleep(0.1)
     os.killpg(process.pid, signal.SIGKILL)
     process.wait()
-    done_before = len(list((cache / "results").rglob("*.json")))
+    done_before = len(list((cache / "results").glob("*/*.json")))
     assert 3 <= done_before < 7
     _, resumed = run(pytester, mini, cache, replay)
     assert resumed["store"]["read"] == done_before
