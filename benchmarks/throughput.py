@@ -15,7 +15,8 @@ Last, a resume: the warm run once more over an empty result store (the default c
 meanwhile, and put back), killed with SIGKILL once half the verdicts are stored and started again; it prints how
 many verdicts the killed run had stored, how many the second run read and evaluated, whether its metrics are
 the warm run's, and each sample whose verdict is not.
-``--skip-process`` leaves out the process run (and so the ratio and the comparison).
+``--skip-process`` leaves out the process run (and so the ratio and the comparison), ``--skip-resume`` the
+resume.
 """
 
 from __future__ import annotations
@@ -141,6 +142,7 @@ def main() -> None:
     parser.add_argument("--workers", default="2")
     parser.add_argument("--mutants", type=int, default=8)
     parser.add_argument("--skip-process", action="store_true")
+    parser.add_argument("--skip-resume", action="store_true")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="repoexec-throughput-") as scratch:
         out, replay = Path(scratch, "imported"), Path(scratch, "workload.jsonl")
@@ -199,6 +201,8 @@ def main() -> None:
         for sample in reports["warm"]["samples"]:
             by_error[sample["error_type"] or "passed"] += sample["duration"]
         print("warm time by verdict: " + ", ".join(f"{kind} {seconds:.0f} s" for kind, seconds in by_error.most_common()))
+        if args.skip_resume:
+            return
         # distinct modules: the rerun's count (a --repoexec-fresh run evaluates duplicates too, so counts no copies)
         resume(out, replay, args.workers, count, reports["warm"], count - stored["copies"])
 
