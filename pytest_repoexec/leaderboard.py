@@ -23,7 +23,9 @@ from .runs import Run, common_problems
 # output files do not.
 _DEFINING = ("repoexec_model", "repoexec_prompt", "repoexec_context", "repoexec_temperature", "repoexec_top_p",
              "repoexec_max_tokens", "repoexec_n", "repoexec_debug_rounds", "repoexec_fail_fast",
-             "repoexec_timeout", "repoexec_timeout_factor", "repoexec_executor", "repoexec_sandbox")
+             "repoexec_timeout", "repoexec_timeout_factor", "repoexec_min_timeout", "repoexec_executor",
+             "repoexec_sandbox", "repoexec_description", "repoexec_agent_calls", "repoexec_agent_tools",
+             "repoexec_agent_protocol")
 
 
 @dataclass(frozen=True)

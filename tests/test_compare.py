@@ -46,6 +46,12 @@ def test_a_better_run_is_told_apart_and_one_problem_of_difference_is_not(run_rep
     assert "| all.json | half.json | pass@1 | +50.00 [" in out and "| all.json | one.json | pass@1 | +4.17 [" in out
     assert out.count("| yes |") == 2 and out.count("| no |") == 1
 
+    sketchy = json.loads((pytester.path / "all.json").read_text())  # the same run, asked with the other description
+    sketchy["settings"]["repoexec_description"] = "sketchy"
+    (pytester.path / "sketchy.json").write_text(json.dumps(sketchy))
+    rows = compare([read_run(pytester.path / name) for name in ("all.json", "sketchy.json")]).rows
+    assert sorted(row.settings for row in rows) == ["description=detailed", "description=sketchy"]
+
 
 def test_reports_that_cannot_be_compared_are_refused_naming_the_file(mini, run_repoexec, pytester, capsys):
     reports = {}
