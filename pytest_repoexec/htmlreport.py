@@ -59,6 +59,7 @@ def render_html(document: dict[str, Any]) -> str:
     if rounds:
         charts.append(("pass@1 and DIR per debugging round", plots.rounds(rounds)))
     settings = document["settings"]
+    transcripts = {(t["problem"], t["sample"]): t for t in (document.get("agent") or {}).get("samples", [])}
     return _TEMPLATES.get_template("report.html.j2").render(
         title=f"repoexec: {document['model']}",
         settings=[(label, settings.get(option)) for label, option in _SETTINGS if settings.get(option) is not None]
@@ -69,7 +70,7 @@ def render_html(document: dict[str, Any]) -> str:
         charts=charts,
         rounds=rounds,
         store=document["store"],
-        problems=[_problem(name, group) for name, group in sorted(by_problem.items())],
+        problems=[_problem(name, group, transcripts) for name, group in sorted(by_problem.items())],
         known_failures=len({s["problem"] for s in document["known_failures"]}),
         not_run=document["not_run"],
         percent=percent,
@@ -88,13 +89,27 @@ def _metrics(metrics: dict[str, Any]) -> list[str]:
     return [percent(metrics.get(name)) for name in ("pass@1", "pass@5", "pass@10", "DIR", "TR")]
 
 
-def _problem(name: str, samples: list[dict[str, Any]]) -> dict[str, Any]:
+def _problem(name: str, samples: list[dict[str, Any]], transcripts: dict[tuple[str, int], Any]) -> dict[str, Any]:
+    """A problem's section: its samples, each with its diff's lines and, from an agent run, its transcript."""
     return {
         "name": name,
         "anchor": "p-" + "".join(c if c.isalnum() else "-" for c in name),
         "passed": sum(s["passed"] for s in samples),
-        "samples": [sample | {"diff_lines": _diff_lines(sample.get("diff"))} for sample in samples],
+        "samples": [sample | {"diff_lines": _diff_lines(sample.get("diff")),
+                              "transcript": _steps(transcripts.get((name, sample["sample"])))} for sample in samples],
     }
+
+
+def _steps(transcript: dict[str, Any] | None) -> dict[str, Any] | None:
+    """An agent's transcript in its order: the tool calls made before each attempt, then the attempt."""
+    if transcript is None:
+        return None
+    steps: list[dict[str, Any]] = [{"call": call} for call in transcript["tool_calls"] if call["attempt"] == 0]
+    for attempt in transcript["attempts"]:
+        steps += [{"call": call} for call in transcript["tool_calls"] if call["attempt"] == attempt["number"]]
+        steps.append({"attempt": attempt})
+    return {"steps": steps, "oracle_calls": transcript["oracle_calls"], "protocol": transcript["protocol"],
+            "tool_calls": len(transcript["tool_calls"]), "attempts": len(transcript["attempts"])}
 
 
 def _diff_lines(diff: str | None) -> list[tuple[str, str]]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -51,7 +52,8 @@ def run_agent(run_repoexec, project, script: Script, *options: str):
 def test_the_loop_fails_looks_up_and_passes_with_function_calling(shapes, scripts, run_repoexec, workers):
     script = scripts([WRONG, {"tool_calls": [call("c1", "get_class_info", name="Rect"), call("c2", "get_imports")]},
                       RIGHT])
-    result, report = run_agent(run_repoexec, shapes, script, *workers)
+    page = shapes.parent / "agent.html"
+    result, report = run_agent(run_repoexec, shapes, script, *workers, f"--repoexec-html={page}")
     result.assert_outcomes(passed=1)
     assert report["metrics"]["pass@1"] == 1.0  # the final answer is the one scored
     (sample,) = report["samples"]
@@ -85,6 +87,15 @@ def test_the_loop_fails_looks_up_and_passes_with_function_calling(shapes, script
         "passed_first_attempt": 0, "passed_final_attempt": 1, "protocols": None}
     result.stdout.fnmatch_lines(["agent: 1 samples, 2 attempts, 2 oracle calls, 2 tool calls (0 refused), "
                                  "3 model requests; protocol: tools"])
+
+    html = page.read_text()  # the HTML page shows the same transcript, in the loop's order
+    assert "agent: 2 attempts, 3 tool calls, 2 oracle calls (tools)" in html
+    steps = [re.sub(r"<pre>.*", "", item, flags=re.S).strip()
+             for item in re.findall(r'<li class="(?:tool-call|attempt [a-z]+)">(.*?)</li>', html, re.S)]
+    assert [step.split("(")[0].split(":")[0] for step in steps] == [
+        "get_related_snippets", "attempt 1", "get_class_info", "get_imports", "attempt 2"]
+    assert "attempt 1: NameError" in steps[1] and steps[4].startswith("attempt 2: passed")
+    assert steps[2] == 'get_class_info({"name": "Rect"})'
 
 
 def test_a_model_that_only_calls_tools_is_stopped_by_both_budgets(shapes, scripts, run_repoexec):
