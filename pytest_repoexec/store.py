@@ -103,7 +103,7 @@ class ResultStore:
             key = json.loads(self._path(alias, "aliases").read_text(encoding="utf-8"))["key"]
         except (OSError, ValueError, KeyError, TypeError):
             return None
-        stored, durations = _read(self._path(str(key), "")) if isinstance(key, str) else (None, None)
+        stored, durations = _read(self._path(str(key))) if isinstance(key, str) else (None, None)
         return (stored, durations) if stored is not None else None
 
     def put_alias(self, alias: str, key: str) -> None:
@@ -114,14 +114,15 @@ class ResultStore:
             partial.write_text(json.dumps({"key": key}), encoding="utf-8")
             os.replace(partial, path)
 
-    def _path(self, key: str, kind: str) -> Path:
-        return self.folder / kind / key[:2] / f"{key}.json"
+    def _path(self, key: str, under: str = ".") -> Path:
+        """An entry's file (``under="aliases"``: an alias's)."""
+        return self.folder / under / key[:2] / f"{key}.json"
 
     @contextlib.contextmanager
     def slot(self, key: str) -> Iterator[Slot]:
         """The key's entry. One that reads is read without the lock (entries are written whole, with a rename);
         otherwise the lock is held while the caller evaluates and puts, so that a module is run once."""
-        path = self._path(key, "")
+        path = self._path(key)
         if not self.fresh:
             stored, durations = _read(path)
             if stored is not None:

@@ -34,13 +34,5 @@ def paraphrase_command(args: argparse.Namespace) -> int:
         print(f"repoexec paraphrase: {exc}", file=sys.stderr)
         return 1
     print("\n".join(report.table()))
-    print(f"{report.traced_sites} member reads renamed from the trace of the tests (static typing could not tell)")
-    print(f"{report.renamed_overrides} overrides renamed in subclasses outside the benchmark (the trace saw them)")
-    if report.renamed_alongside:
-        print(f"{len(report.renamed_alongside)} members of other repository classes renamed with them (a renamed "
-              f"read finds their definitions too): {', '.join(report.renamed_alongside)}")
-    if report.kept_as_interface:
-        print(f"{len(report.kept_as_interface)} members kept as written, a base outside the repository defines them: "
-              + ", ".join(f"{member} ({base})" for member, base in report.kept_as_interface.items()))
     print(f"written to {args.out} (report: {args.out / REPORT})")
     return 0

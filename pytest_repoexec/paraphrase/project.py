@@ -68,13 +68,28 @@ class ParaphraseReport:
     def admitted(self) -> int:
         return sum(problem["verdict"] == "admitted" for problem in self.problems)
 
+    @property
+    def kept_share(self) -> float:
+        return self.admitted / len(self.problems) if self.problems else 0.0
+
     def table(self) -> list[str]:
-        share = self.admitted / len(self.problems) if self.problems else 0.0
+        """The summary the command prints: the counts, each dropped problem, what the trace added."""
         lines = [f"{'problems in':>12} {'identifiers':>12} {'admitted':>9} {'dropped':>8} {'kept':>7}",
                  f"{len(self.problems):>12} {len(self.renamed):>12} {self.admitted:>9} "
-                 f"{len(self.problems) - self.admitted:>8} {share:>7.1%}"]
+                 f"{len(self.problems) - self.admitted:>8} {self.kept_share:>7.1%}"]
         lines += [f"dropped {p['name']} ({p['entry_point']}): {'; '.join(p['reasons']) or 'no reason given'}"
                   for p in self.problems if p["verdict"] == "dropped"]
+        lines += [f"{self.traced_sites} member reads renamed from the trace of the tests (static typing could not "
+                  "tell)",
+                  f"{self.renamed_overrides} overrides renamed in subclasses outside the benchmark (the trace saw "
+                  "them)"]
+        if self.renamed_alongside:
+            lines.append(f"{len(self.renamed_alongside)} members of other repository classes renamed with them (a "
+                         f"renamed read finds their definitions too): {', '.join(self.renamed_alongside)}")
+        if self.kept_as_interface:
+            lines.append(f"{len(self.kept_as_interface)} members kept as written, a base outside the repository "
+                         "defines them: " + ", ".join(f"{member} ({base})"
+                                                      for member, base in self.kept_as_interface.items()))
         return lines
 
     def write(self, folder: Path) -> None:
@@ -84,7 +99,7 @@ class ParaphraseReport:
                     "renamed_alongside": self.renamed_alongside,
                     "admitted": self.admitted,
                     "dropped": len(self.problems) - self.admitted,
-                    "kept_share": self.admitted / len(self.problems) if self.problems else 0.0,
+                    "kept_share": self.kept_share,
                     "problems": self.problems}
         (folder / REPORT).write_text(json.dumps(document, indent=1) + "\n", encoding="utf-8")
 
