@@ -23,7 +23,7 @@ from pytest_repoexec.paraphrase.manifest import benchmark_names, rewrite_manifes
 from pytest_repoexec.paraphrase.names import choose, variants
 from pytest_repoexec.paraphrase.project import ParaphraseOptions, paraphrase
 from pytest_repoexec.paraphrase.rename import Renames
-from pytest_repoexec.paraphrase.trace import Traced
+from pytest_repoexec.paraphrase.trace import Read, Traced
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -385,8 +385,8 @@ def test_a_renamed_read_renames_a_sibling_definition_it_also_finds(tmp_path: Pat
     base, timed, other = ("pkg.core", "Base"), ("pkg.core", "Timed"), ("pkg.core", "Other")
     renames = Renames(Index(tmp_path, "."), {"Base": "BAsE", "Timed": "TImEd", "expire": "eXpIrE", "get": "gEt",
                                              "tick": "tIcK"}, {base, timed}, {base: {"tick"}, timed: {"expire", "get"}})
-    traced = Traced([("pkg/core.py", 3, 26, "expire", base, timed), ("pkg/core.py", 3, 26, "expire", base, other)],
-                    [], {(timed, "get"): "collections.abc.Mapping"}, [])
+    reads = [Read("pkg/core.py", 3, 26, "expire", base, timed), Read("pkg/core.py", 3, 26, "expire", base, other)]
+    traced = Traced(reads, [], {(timed, "get"): "collections.abc.Mapping"}, [])
     renames.keep(timed, "get")
     assert traced.spread(renames) == ["Other.expire"] and "get" not in renames.names
     renames.sites = traced.sites(renames)

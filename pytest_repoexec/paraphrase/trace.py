@@ -13,7 +13,7 @@ import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..build import BuildError
 from ..build.suite import SuiteSettings, run_plugin
@@ -24,8 +24,21 @@ from .index import ClassKey
 from .rename import Definitions, Renames, Sites
 
 PLUGIN = Path(__file__).with_name("repoexec_trace.py")
-Read = tuple[str, int, int, str, ClassKey, "ClassKey | None"]  # file, end line, end column, member, the traced
-# class whose wrapper saw it, the class whose definition it found (None: none, an instance's own attribute)
+
+
+class Read(NamedTuple):
+    """A read of a renamed member seen by the trace."""
+
+    file: str
+    line: int  # where the attribute ends
+    column: int  # in bytes
+    member: str
+    traced: ClassKey  # the benchmark class whose wrapper saw it
+    found: ClassKey | None  # the class whose definition it found (None: an instance's own attribute)
+
+    @property
+    def site(self) -> tuple[int, int, str]:
+        return self.line, self.column, self.member
 
 
 class TraceError(Exception):
@@ -48,10 +61,11 @@ class Traced:
         class renames it too (not where it was kept as written). ``Class.member`` for each."""
         added: list[str] = []
         while True:
-            renamed = {read[:4] for read in self.reads if _renamed(renames, read)}
-            grow = {(read[5], read[3]) for read in self.reads if read[:4] in renamed and read[5] is not None
-                    and read[5] in renames.index.classes and not _renamed(renames, read)
-                    and not any((cls, read[3]) in renames.kept for cls in renames.lineage(read[5]))}
+            renamed = {(read.file, read.site) for read in self.reads if _renamed(renames, read)}
+            grow = {(read.found, read.member) for read in self.reads
+                    if (read.file, read.site) in renamed and read.found in renames.index.classes
+                    and not _renamed(renames, read)
+                    and not any((cls, read.member) in renames.kept for cls in renames.lineage(read.found))}
             if not grow:
                 return added
             for key, member in sorted(grow):
@@ -60,7 +74,7 @@ class Traced:
 
     def sites(self, renames: Renames) -> Sites:
         """The reads ``renames`` renames (for the class whose definition they find), by file."""
-        return _by_file((read[0], read[1:4]) for read in self.reads if _renamed(renames, read))
+        return _by_file((read.file, read.site) for read in self.reads if _renamed(renames, read))
 
     def overrides(self, renames: Renames) -> Definitions:
         """The overrides' definitions of members ``renames`` still renames for their class, by file."""
@@ -76,7 +90,7 @@ def _by_file(found: Iterable[tuple[str, tuple[Any, ...]]]) -> dict[str, frozense
 
 def _renamed(renames: Renames, read: Read) -> bool:
     """The member is renamed for the repository class whose definition the read found, else for the traced one."""
-    return read[3] in renames.members(read[5] if read[5] in renames.index.classes else read[4])
+    return read.member in renames.members(read.found if read.found in renames.index.classes else read.traced)
 
 
 def _key(label: str) -> ClassKey | None:
@@ -114,7 +128,7 @@ def trace(manifest: Path, renames: Renames, problems: dict[Path, dict[str, Any]]
         raise TraceError(str(exc)) from None
     if not any(outcome == "passed" for outcome in data["outcomes"].values()):
         raise TraceError(f"no test passed:\n{tail}")
-    return Traced([(*site[:4], _key(site[4]), _key(site[5])) for site in data["sites"]],
+    return Traced([Read(*site[:4], _key(site[4]), _key(site[5])) for site in data["sites"]],
                   [(*found[:3], _key(found[3])) for found in data["overrides"]],
                   {((module, name), member): owner for module, name, member, owner in data["interface"]},
                   data["errors"])
