@@ -289,7 +289,10 @@ class _Recorder:
                 self.round_outcomes[report.nodeid] = outcome
             return
         error_type = message = longrepr = None
-        tampered = self.integrity.broken() if self.integrity else None
+        # once a test (its call, or the phase that failed in its place) is enough: what a setup or teardown
+        # patches shows at the next test's call, or at the session's end
+        checked = self.integrity and (report.when == "call" or report.failed)
+        tampered = self.integrity.broken() if checked else None
         made = self.made() if self.made else None
         if tampered or made:
             self.writer.write(protocol.Report(
