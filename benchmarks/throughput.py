@@ -6,7 +6,7 @@ The workload: every imported RepoExec problem whose reference is expected to pas
 reference deterministically: the reference itself, its ``pass`` body, and up to ``--mutants`` mutants from
 the admission gate's mutation operators, so that samples pass and fail in every way (wrong values,
 exceptions, loops that time out). It runs the workload with ``--repoexec-executor=process`` and then
-``warm`` (both ``--repoexec-fresh``: every sample evaluated), then ``warm`` again reading the result store,
+``warm`` (both ``--repoexec-fresh``: every distinct module evaluated, nothing read from earlier runs), then ``warm`` again reading the result store,
 all with ``-n WORKERS`` and the default cache (its environments are built by a first, untimed run of one
 sample per project). It prints samples/s of each, their ratio, every sample whose verdict differs, the
 rerun's time, the share of each phase of a sample's run, and the warm processes' peak memory.
@@ -203,7 +203,7 @@ def main() -> None:
         print("warm time by verdict: " + ", ".join(f"{kind} {seconds:.0f} s" for kind, seconds in by_error.most_common()))
         if args.skip_resume:
             return
-        # distinct modules: the rerun's count (a --repoexec-fresh run evaluates duplicates too, so counts no copies)
+        # distinct modules: the samples less those that copied another's module
         resume(out, replay, args.workers, count, reports["warm"], count - stored["copies"])
 
 

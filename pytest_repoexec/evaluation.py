@@ -4,6 +4,7 @@ that anything that needs a sample judged (a debugging round, a validation pass) 
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Mapping
 from typing import Any
 from dataclasses import dataclass
@@ -23,9 +24,16 @@ REFERENCE = -1  # the sample index of the reference's own run (the yardstick of 
 @dataclass(frozen=True)
 class Evaluation:
     result: SampleResult
-    candidate: Candidate
+    problem: Problem
+    completion: str
     run: SampleRun | None  # None when the completion never got as far as running, or was read back
     durations: dict[str, float] | None = None  # each test's time in the run (this one, or the stored one)
+    made: Candidate | None = None  # the candidate, where judging it needed it put together
+
+    @functools.cached_property
+    def candidate(self) -> Candidate:
+        """Put together only to be shown: a verdict read back from the store needs none."""
+        return self.made or make_candidate(self.problem, self.completion)
 
 
 def evaluate(
@@ -36,23 +44,24 @@ def evaluate(
     its first failing test with ``fail_fast``: enough for pass@k, not for TR; each test within its own limit
     from ``test_timeouts`` where it has one)."""
     options = RunOptions(first_failure=fail_fast, test_timeouts=tuple(sorted((test_timeouts or {}).items())))
+    if store is not None:  # by the completion's text: no candidate module to put together and hash
+        environment, variant = env.python.parent.parent.name, {"test_timeouts": options.test_timeouts}
+        alias = store.alias(problem, environment, completion, variant)
+        found = store.through_alias(alias)
+        if found is not None:
+            return _read_back(problem, sample, completion, None, *found)
     candidate = make_candidate(problem, completion)
     if candidate.error_type is not None:
         return _judged(problem, sample, candidate, None, fail_fast)
     if store is None:
         return _run(problem, sample, candidate, candidate_module(problem, focal_module(problem, env), candidate), env,
                     executor, options)
-    environment, variant = env.python.parent.parent.name, {"test_timeouts": options.test_timeouts}
-    alias = store.alias(problem, environment, completion, variant)
-    found = store.through_alias(alias)
-    if found is not None:
-        return _read_back(sample, candidate, *found)
     module = candidate_module(problem, focal_module(problem, env), candidate)
     key = store.key(problem, environment, module, variant)
     with store.slot(key) as slot:
         if slot.stored is not None:
             store.put_alias(alias, key)
-            return _read_back(sample, candidate, slot.stored, slot.durations)
+            return _read_back(problem, sample, completion, candidate, slot.stored, slot.durations)
         evaluation = _run(problem, sample, candidate, module, env, executor, options)
         slot.put(evaluation.result.to_dict(), evaluation.durations or {})
         store.put_alias(alias, key)
@@ -60,13 +69,13 @@ def evaluate(
         return dataclasses.replace(evaluation, result=dataclasses.replace(evaluation.result, store=state))
 
 
-def _read_back(sample: int, candidate: Candidate, stored: Mapping[str, Any], durations: dict[str, float] | None
-               ) -> Evaluation:
+def _read_back(problem: Problem, sample: int, completion: str, candidate: Candidate | None,
+               stored: Mapping[str, Any], durations: dict[str, float] | None) -> Evaluation:
     """A stored verdict as this sample's: the sample that was run is the one it copies (unless that is itself)."""
     result = SampleResult.from_dict(stored)
     copied = result.sample if result.sample not in (sample, REFERENCE) else result.copied_from
-    return Evaluation(dataclasses.replace(result, sample=sample, copied_from=copied, store="read"), candidate, None,
-                      durations)
+    return Evaluation(dataclasses.replace(result, sample=sample, copied_from=copied, store="read"), problem,
+                      completion, None, durations, candidate)
 
 
 def _run(problem: Problem, sample: int, candidate: Candidate, module: str, env: ProjectEnv, executor: Executor,
@@ -104,4 +113,4 @@ def _judged(problem: Problem, sample: int, candidate: Candidate, run: SampleRun 
         diff=candidate_diff(problem, candidate),
     )
     durations = {test.name: test.duration for test in run.tests} if run else None
-    return Evaluation(result, candidate, run, durations)
+    return Evaluation(result, problem, candidate.completion, run, durations, candidate)

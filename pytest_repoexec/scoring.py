@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import threading
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -56,7 +57,9 @@ class ScoringSession:
         if handed is not None:  # an xdist worker: the controller counted and generated
             self.counts = dict(handed.get(transport.COUNTS, {}))
             self.completions = dict(handed.get(transport.COMPLETIONS, {}))
+            self.run = str(handed.get(transport.RUN, ""))
         else:
+            self.run = uuid.uuid4().hex
             config.pluginmanager.register(ResultsCollector(settings), "repoexec-results")
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
@@ -151,6 +154,7 @@ class ScoringSession:
     def pytest_configure_node(self, node: Any) -> None:
         node.workerinput[transport.COUNTS] = self.counts
         node.workerinput[transport.COMPLETIONS] = self.completions or {}
+        node.workerinput[transport.RUN] = self.run
 
     # What the debugging phase asks of the samples it revises.
 
@@ -195,7 +199,7 @@ class ScoringSession:
         context = {"test_timeout": settings.test_timeout, "sample_timeout": settings.sample_timeout,
                    "limits": dataclasses.asdict(settings.limits), "sandbox": settings.sandbox,
                    "fail_fast": settings.fail_fast}
-        return ResultStore(settings.cache / "results", context, fresh=settings.fresh)
+        return ResultStore(settings.cache / "results", context, fresh=settings.fresh, run=self.run)
 
     def environment(self, problem: Problem) -> ProjectEnv:
         with self._environment_lock:  # debugging rounds judge in threads: one builds, the others wait

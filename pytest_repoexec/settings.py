@@ -66,7 +66,8 @@ def add_options(parser: pytest.Parser) -> None:
     group.addoption("--repoexec-fail-fast", action="store_true",
                     help="stop each sample at its first failing test: enough for pass@k, and TR is not measured")
     group.addoption("--repoexec-fresh", action="store_true",
-                    help="evaluate every sample again, not reading verdicts back from the result store")
+                    help="evaluate again what earlier runs put in the result store (a module is still judged "
+                         "once a run)")
     group.addoption("--repoexec-validate", action="store_true",
                     help="run the admission gate on each problem's reference instead of scoring a model")
     group.addoption("--repoexec-fix-assertions", action="store_true",

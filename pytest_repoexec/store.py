@@ -18,6 +18,7 @@ import functools
 import hashlib
 import json
 import os
+import uuid
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -64,19 +65,24 @@ class Slot:
     unreadable: bool
     durations: dict[str, float] | None = None  # each test's time in the stored run (what relative timeouts use)
 
+    run: str = ""  # the run that writes its entry
+
     def put(self, result: Mapping[str, Any], durations: Mapping[str, float]) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         partial = self.path.with_name(f"{self.path.name}.{os.getpid()}.partial")
-        entry = {"layout": LAYOUT, "result": dict(result), "durations": dict(durations)}
+        entry = {"layout": LAYOUT, "result": dict(result), "durations": dict(durations), "run": self.run}
         partial.write_text(json.dumps(entry), encoding="utf-8")
         os.replace(partial, self.path)
 
 
 class ResultStore:
-    """Under ``<cache>/results``. ``fresh`` evaluates every sample again (and stores the new verdicts)."""
+    """Under ``<cache>/results``. ``run`` names the run (all its processes) in the entries it writes. ``fresh``
+    evaluates again what earlier runs stored, and reads what this run stored: within a run a module is still
+    judged once (a problem's reference, run for its test times and again as a sample, gives one set of times,
+    so that its samples' time limits are the same on a rerun)."""
 
-    def __init__(self, folder: Path, context: Mapping[str, Any], fresh: bool = False) -> None:
-        self.folder, self.context, self.fresh = folder, dict(context), fresh
+    def __init__(self, folder: Path, context: Mapping[str, Any], fresh: bool = False, run: str | None = None) -> None:
+        self.folder, self.context, self.fresh, self.run = folder, dict(context), fresh, run or uuid.uuid4().hex
         self._problems: dict[Path, str] = {}  # each problem's digest, read once
 
     def key(self, problem: Problem, environment: str, module: str, variant: Mapping[str, Any] = {}) -> str:
@@ -97,13 +103,11 @@ class ResultStore:
 
     def through_alias(self, alias: str) -> tuple[dict[str, Any], dict[str, float] | None] | None:
         """(result, durations) of the entry the alias names, where both read (never under ``fresh``)."""
-        if self.fresh:
-            return None
         try:
             key = json.loads(self._path(alias, "aliases").read_text(encoding="utf-8"))["key"]
         except (OSError, ValueError, KeyError, TypeError):
             return None
-        stored, durations = _read(self._path(str(key))) if isinstance(key, str) else (None, None)
+        stored, durations = self._read(self._path(str(key))) if isinstance(key, str) else (None, None)
         return (stored, durations) if stored is not None else None
 
     def put_alias(self, alias: str, key: str) -> None:
@@ -123,26 +127,27 @@ class ResultStore:
         """The key's entry. One that reads is read without the lock (entries are written whole, with a rename);
         otherwise the lock is held while the caller evaluates and puts, so that a module is run once."""
         path = self._path(key)
-        if not self.fresh:
-            stored, durations = _read(path)
-            if stored is not None:
-                yield Slot(path, stored, False, durations)
-                return
+        stored, durations = self._read(path)
+        if stored is not None:
+            yield Slot(path, stored, False, durations, self.run)
+            return
         path.parent.mkdir(parents=True, exist_ok=True)
         with FileLock(str(path) + ".lock"):
             stored, durations, unreadable = None, None, False
-            if path.exists() and not self.fresh:
-                stored, durations = _read(path)
-                unreadable = stored is None
-            yield Slot(path, stored, unreadable, durations)
+            if path.exists():
+                stored, durations = self._read(path)
+                unreadable = stored is None and not self.fresh
+            yield Slot(path, stored, unreadable, durations, self.run)
 
-
-def _read(path: Path) -> tuple[dict[str, Any] | None, dict[str, float] | None]:
-    """(result, durations) of an entry, or (None, None) where there is none or it cannot be read."""
-    try:
-        entry = json.loads(path.read_text(encoding="utf-8"))
-        if entry.get("layout") != LAYOUT or not isinstance(entry.get("result"), dict):
-            raise ValueError(f"layout {entry.get('layout')!r}")
-    except (OSError, ValueError, AttributeError):
-        return None, None
-    return entry["result"], entry.get("durations")
+    def _read(self, path: Path) -> tuple[dict[str, Any] | None, dict[str, float] | None]:
+        """(result, durations) of an entry, or (None, None) where there is none, it cannot be read, or it is
+        an earlier run's under ``fresh``."""
+        try:
+            entry = json.loads(path.read_text(encoding="utf-8"))
+            if entry.get("layout") != LAYOUT or not isinstance(entry.get("result"), dict):
+                raise ValueError(f"layout {entry.get('layout')!r}")
+        except (OSError, ValueError, AttributeError):
+            return None, None
+        if self.fresh and entry.get("run") != self.run:
+            return None, None
+        return entry["result"], entry.get("durations")

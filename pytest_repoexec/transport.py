@@ -18,6 +18,7 @@ from .results import SampleResult
 
 COUNTS = "repoexec_counts"  # workerinput: problem id -> number of samples (every collected problem)
 COMPLETIONS = "repoexec_completions"  # workerinput: problem id -> completions (the selected problems)
+RUN = "repoexec_run"  # workerinput: the run's name in the result store's entries
 
 SAMPLE = "repoexec-sample"  # on every sample item's reports: tells them from other tests' reports
 SAMPLE_RESULT = "repoexec"  # a sample's SampleResult

@@ -54,8 +54,9 @@ def test_identical_modules_are_evaluated_once_and_a_rerun_reads_every_verdict_ba
     assert [(s["passed"], s["error_type"], s["tests_passed"]) for s in again["samples"]] == [
         (s["passed"], s["error_type"], s["tests_passed"]) for s in first["samples"]]
 
-    _, fresh = run(pytester, mini, cache, replay, "--repoexec-fresh")
-    assert fresh["store"]["evaluated"] == 6 and fresh["metrics"] == first["metrics"]
+    _, fresh = run(pytester, mini, cache, replay, "--repoexec-fresh")  # earlier runs' verdicts are not read
+    assert fresh["store"] == {"read": 3, "copies": 3, "evaluated": 3, "replaced": 0}
+    assert fresh["metrics"] == first["metrics"]
 
 
 def test_a_rerun_finds_verdicts_by_the_completion_and_by_the_module(pytester, mini, cache):
@@ -83,6 +84,19 @@ def test_relative_timeouts_cost_one_reference_run_a_problem(pytester, mini, cach
     _, first = run(pytester, mini, cache, replay, "--repoexec-timeout-factor=10")
     assert first["store"]["evaluated"] == 3
     assert len(list((cache / "results").glob("*/*.json"))) == 3 + 2  # and each problem's reference, once
+    _, again = run(pytester, mini, cache, replay, "--repoexec-timeout-factor=10")
+    assert again["store"] == {"read": 3, "copies": 0, "evaluated": 0, "replaced": 0}
+
+
+def test_a_fresh_run_times_each_reference_once_so_that_a_rerun_finds_every_verdict(pytester, mini, cache):
+    """The reference is run for its tests' times and is also a sample: a fresh run judges that module once, so
+    its samples' time limits (and keys) are the ones a rerun derives from the stored times."""
+    replay = write_replay(pytester.path / "r.jsonl", {"mini/scaled": [WRONG, SCALED_REFERENCE],
+                                                            "mini/swap": [SWAP_OK]})
+    run(pytester, mini, cache, replay, "--repoexec-timeout-factor=10")
+    _, fresh = run(pytester, mini, cache, replay, "--repoexec-timeout-factor=10", "--repoexec-fresh")
+    # sample 0 needs the reference's times (a run of the reference); sample 1, the reference, reads that run
+    assert fresh["store"] == {"read": 1, "copies": 0, "evaluated": 2, "replaced": 0}
     _, again = run(pytester, mini, cache, replay, "--repoexec-timeout-factor=10")
     assert again["store"] == {"read": 3, "copies": 0, "evaluated": 0, "replaced": 0}
 
