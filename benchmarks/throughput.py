@@ -6,10 +6,11 @@ The workload: every imported RepoExec problem whose reference is expected to pas
 reference deterministically: the reference itself, its ``pass`` body, and up to ``--mutants`` mutants from
 the admission gate's mutation operators, so that samples pass and fail in every way (wrong values,
 exceptions, loops that time out). It runs the workload with ``--repoexec-executor=process`` and then
-``warm`` (both ``--repoexec-fresh``: every distinct module evaluated, nothing read from earlier runs), then ``warm`` again reading the result store,
-all with ``-n WORKERS`` and the default cache (its environments are built by a first, untimed run of one
-sample per project). It prints samples/s of each, their ratio, every sample whose verdict differs, the
-rerun's time, the share of each phase of a sample's run, and the warm processes' peak memory.
+``warm`` (both ``--repoexec-fresh``: every distinct module evaluated, nothing read from earlier runs), then
+``warm`` again reading the result store, all with ``-n WORKERS`` and the default cache (its environments are
+built by a first, untimed run of one sample per project). It prints samples/s of each, their ratio, every
+sample whose verdict differs, the rerun's time, the share of each phase of a sample's run, and the warm
+processes' peak memory.
 
 Last, a resume: the warm run once more over an empty result store (the default cache's store moved aside
 meanwhile, and put back), killed with SIGKILL once half the verdicts are stored and started again; it prints how

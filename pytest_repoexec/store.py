@@ -64,7 +64,6 @@ class Slot:
     stored: dict[str, Any] | None
     unreadable: bool
     durations: dict[str, float] | None = None  # each test's time in the stored run (what relative timeouts use)
-
     run: str = ""  # the run that writes its entry
 
     def put(self, result: Mapping[str, Any], durations: Mapping[str, float]) -> None:
@@ -102,7 +101,7 @@ class ResultStore:
         return hashlib.sha256(json.dumps(fields, sort_keys=True).encode("utf-8")).hexdigest()
 
     def through_alias(self, alias: str) -> tuple[dict[str, Any], dict[str, float] | None] | None:
-        """(result, durations) of the entry the alias names, where both read (never under ``fresh``)."""
+        """(result, durations) of the entry the alias names, where both read (under ``fresh``, this run's only)."""
         try:
             key = json.loads(self._path(alias, "aliases").read_text(encoding="utf-8"))["key"]
         except (OSError, ValueError, KeyError, TypeError):
