@@ -1,9 +1,10 @@
 """What travels between processes under xdist, in the channels xdist itself provides.
 
 Controller to workers, in ``workerinput`` (set in ``pytest_configure_node``): how many samples each collected
-problem has, and the completions of the selected problems, so that a worker on another host needs nothing but
-the problems. Workers to controller, on each item's report (``user_properties``): the item's result as a
-plain dict. Only the controller turns reports back into results.
+problem has, the completions of the selected problems (so that a worker on another host needs nothing but
+the problems), and the run's name, which its result store entries carry. Workers to controller, on each item's
+report (``user_properties``): the item's result as a plain dict. Only the controller turns reports back into
+results.
 """
 
 from __future__ import annotations
