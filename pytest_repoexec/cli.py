@@ -3,7 +3,8 @@
 instruction-tuning records of a problem set (``build/``); ``repoexec paraphrase DIR --out DIR2`` renames a
 built benchmark's identifiers against memorisation (``paraphrase/``);
 ``repoexec setup`` installs and checks what the sandbox needs (bubblewrap), which pip cannot bring;
-``repoexec compare RUN.json... [--html PATH]`` puts runs side by side with confidence intervals."""
+``repoexec compare RUN.json... [--html PATH]`` puts runs side by side with confidence intervals;
+``repoexec merge SHARD.json... --out RUN.json [--html PATH]`` joins the shards of one run (``--repoexec-shard``)."""
 
 from __future__ import annotations
 
@@ -16,10 +17,12 @@ import sys
 from pathlib import Path
 
 from .build.command import register as register_build
+from .document import percent, write_text
 from .paraphrase.command import register as register_paraphrase
 from .importer.convert import load_pins, write_project
 from .importer.sources import Problems, SourceError, read_data_folder, read_hugging_face
 from .leaderboard import compare, render
+from .merge import merge
 from .runs import read_run
 from .sandbox import INSTALL_HINT, probe
 
@@ -46,6 +49,12 @@ def main(argv: list[str] | None = None) -> int:
     comparing.add_argument("--seed", type=int, default=0, help="seed of the resampling (default 0)")
     comparing.add_argument("--html", type=Path, default=None, metavar="PATH",
                            help="also write the leaderboard as a self-contained HTML page, with a plot of the intervals")
+    merging = commands.add_parser("merge", help="join the reports of a run's shards (--repoexec-shard=I/N) into the "
+                                                "report a single run would have written")
+    merging.add_argument("shards", type=Path, nargs="+", metavar="SHARD.json", help="every shard's --repoexec-report")
+    merging.add_argument("--out", type=Path, required=True, metavar="RUN.json", help="the merged JSON report")
+    merging.add_argument("--html", type=Path, default=None, metavar="PATH",
+                         help="also write the merged run as a self-contained HTML page (as --repoexec-html)")
     register_build(commands)
     register_paraphrase(commands)
     args = parser.parse_args(argv)
@@ -55,6 +64,8 @@ def main(argv: list[str] | None = None) -> int:
         return setup_command(args.browser)
     if args.command == "compare":
         return compare_command(args.runs, args.format == "md", args.resamples, args.confidence, args.seed, args.html)
+    if args.command == "merge":
+        return merge_command(args.shards, args.out, args.html)
     return import_command(args.source, args.out, args.outputs, args.projects)
 
 
@@ -107,15 +118,28 @@ def compare_command(
         return 2
     try:
         board = compare([read_run(path) for path in paths], resamples, confidence, seed)
-    except ValueError as exc:  # ReportError names the file; no common problem names the runs
+    except ValueError as exc:  # ReportError names the file; no common problem, or shards of one run, the runs
         print(f"repoexec compare: {exc}", file=sys.stderr)
         return 2
     print("\n".join(render(board, markdown)))
     if html is not None:
-        from .htmlreport import render_compare_html, write_page  # matplotlib loads only when a page is asked for
+        from .htmlreport import render_compare_html  # matplotlib loads only when a page is asked for
 
-        write_page(html, render_compare_html(board))
+        write_text(html, render_compare_html(board))
         print(f"page: {html}")
+    return 0
+
+
+def merge_command(shards: list[Path], out: Path, html: Path | None) -> int:
+    try:
+        document = merge(shards, out, html)
+    except ValueError as exc:  # ReportError and MergeError name the file, or the missing shard
+        print(f"repoexec merge: {exc}", file=sys.stderr)
+        return 2
+    metrics = ", ".join(f"{name} {percent(value)}" for name, value in document["metrics"].items() if value is not None)
+    print(f"repoexec merge: {len(shards)} shards, {len({s['problem'] for s in document['samples']})} problems, "
+          f"{len(document['samples'])} samples: {metrics}")
+    print(f"report: {out}" + (f"\npage: {html}" if html is not None else ""))
     return 0
 
 

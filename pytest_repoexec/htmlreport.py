@@ -1,5 +1,5 @@
 """``--repoexec-html=PATH``: a scoring run as one self-contained HTML page, made from the same document as the
-JSON report (``report.ResultsCollector.document``), so that the page never shows what the JSON does not hold;
+JSON report (``document``), so that the page never shows what the JSON does not hold;
 and ``repoexec compare --html PATH``: the leaderboard as such a page.
 
 The page needs no network and no script: styles are inline, the plots are inline SVG (``plots``), and each
@@ -9,16 +9,14 @@ problem's samples fold open with ``<details>``. The layout lives in a Jinja temp
 
 from __future__ import annotations
 
-import os
 from collections import defaultdict
-from pathlib import Path
 from typing import Any
 
 import jinja2
 
 from . import plots
+from .document import metrics_rows, percent
 from .leaderboard import DIFFERENCE_HEADER, Leaderboard, board_tables
-from .report import percent
 
 _TEMPLATES = jinja2.Environment(
     loader=jinja2.PackageLoader("pytest_repoexec", "templates"),
@@ -33,14 +31,6 @@ _SETTINGS = (  # what a reader asks first about a run, in this order: (label, op
     ("max tokens", "repoexec_max_tokens"), ("debugging rounds", "repoexec_debug_rounds"),
     ("executor", "repoexec_executor"), ("test timeout (s)", "repoexec_timeout"),
 )
-
-
-def write_page(path: Path, page: str) -> None:
-    """Write a page whole or not at all."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(path.name + ".partial")
-    partial.write_text(page, encoding="utf-8")
-    os.replace(partial, path)
 
 
 def render_html(document: dict[str, Any]) -> str:
@@ -66,7 +56,7 @@ def render_html(document: dict[str, Any]) -> str:
         + [("engine", f"pytest-repoexec {document['engine']['version']} ({document['engine']['code']})"),
            ("sandbox", document["sandbox"])],
         options=sorted(settings.items()),
-        table=_table(document),
+        table=metrics_rows(document),
         charts=charts,
         rounds=rounds,
         store=document["store"],
@@ -75,18 +65,6 @@ def render_html(document: dict[str, Any]) -> str:
         not_run=document["not_run"],
         percent=percent,
     )
-
-
-def _table(document: dict[str, Any]) -> list[list[str]]:
-    """Rows of the metrics table: each project, then the whole run."""
-    rows = [[name, str(entry["problems"]), str(entry["samples"]), *_metrics(entry)]
-            for name, entry in document["projects"].items()]
-    problems = sum(entry["problems"] for entry in document["projects"].values())
-    return [*rows, ["all", str(problems), str(len(document["samples"])), *_metrics(document["metrics"])]]
-
-
-def _metrics(metrics: dict[str, Any]) -> list[str]:
-    return [percent(metrics.get(name)) for name in ("pass@1", "pass@5", "pass@10", "DIR", "TR")]
 
 
 def _problem(name: str, samples: list[dict[str, Any]], transcripts: dict[tuple[str, int], Any]) -> dict[str, Any]:

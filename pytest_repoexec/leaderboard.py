@@ -15,9 +15,9 @@ from pathlib import Path
 
 import numpy
 
+from .document import percent
 from .metrics import KS, Summary, pass_at_k, summarise
-from .report import percent
-from .runs import Run, common_problems
+from .runs import Run, common_problems, refuse_shards_of_one_run
 
 # Options that make one run differ from another (what a row shows when runs differ in it); paths, caches and
 # output files do not.
@@ -65,6 +65,7 @@ class Leaderboard:
 
 
 def compare(runs: Sequence[Run], resamples: int = 2000, confidence: float = 0.95, seed: int = 0) -> Leaderboard:
+    refuse_shards_of_one_run(runs)
     problems = common_problems(runs)
     chosen = numpy.random.default_rng(seed).integers(0, len(problems), size=(resamples, len(problems)))
     tail = 100 * (1 - confidence) / 2

@@ -1,27 +1,26 @@
 """The controller's view of a run: results gathered from every report, the summary table, the JSON report.
 
 Each mode's session registers one collector on the controller (under xdist, it sees every worker's reports).
+The scoring collector makes the report document (``document``) and shows the terminal table from it.
 """
 
 from __future__ import annotations
 
-import json
-import os
-from collections.abc import Iterable, Sequence
-from pathlib import Path
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
 
-from . import __version__, transport
+from . import transport
 from .debugging import Revision, Round
+from .document import (METRICS_HEADER, debugging_section, header, metrics_rows, percent, scoring_document,
+                       write_json, write_text)
 from .fixer import FixResult
 from .gate import GateResult
-from .metrics import KS, Summary, error_counts, mean, summarise
+from .metrics import error_counts, mean
 from .results import SampleResult
-from .runs import REPORT_FORMAT
 from .settings import Settings
-from .store import engine_digest
+from .shard import ShardSelection
 
 
 class Collector:
@@ -58,11 +57,11 @@ class Collector:
         for sections in session.config.hook.pytest_repoexec_report_sections():
             document |= {key: value for key, value in (sections or {}).items() if key not in document}
         if self.settings.report is not None:
-            _write_json(self.settings.report, document)
+            write_json(self.settings.report, document)
         if self.settings.html is not None:
-            from .htmlreport import render_html, write_page  # matplotlib and the template load only when asked for
+            from .htmlreport import render_html  # matplotlib and the template load only when asked for
 
-            write_page(self.settings.html, render_html(document))
+            write_text(self.settings.html, render_html(document))
 
     def sandbox_line(self) -> list[str]:
         """Said first when candidates ran unconfined."""
@@ -89,12 +88,14 @@ class Collector:
 class ResultsCollector(Collector):
     """A scoring run's samples, and the debugging rounds when there are some."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, shard: ShardSelection | None = None) -> None:
         super().__init__(settings)
+        self.shard = shard
         self.results: dict[str, SampleResult] = {}
         self.rounds: list[Round] = []
         self.revisions: list[Revision] = []
         self.debug_error: str | None = None
+        self.verdicts_failed = 0  # failed reports that are a sample's verdict (not an item that could not run)
 
     def owns(self, report: pytest.TestReport) -> bool:
         return transport.is_sample(report)
@@ -104,6 +105,7 @@ class ResultsCollector(Collector):
         if result is not None:
             self.results[report.nodeid] = result
             self.errors.pop(report.nodeid, None)
+            self.verdicts_failed += report.failed
         return report.nodeid in self.results
 
     @pytest.hookimpl(optionalhook=True)
@@ -115,137 +117,81 @@ class ResultsCollector(Collector):
     def pytest_repoexec_debugging_stopped(self, reason: str) -> None:
         self.debug_error = reason
 
-    def ordered(self) -> list[SampleResult]:
-        """The results that count, in problem and sample order; known failures are kept out."""
-        return sorted((r for r in self.results.values() if not r.known_failure), key=lambda r: (r.problem, r.sample))
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        super().pytest_sessionfinish(session)
+        if self.completed(session):
+            session.exitstatus = pytest.ExitCode.OK
 
-    def known_failures(self) -> dict[str, str]:
-        return {r.problem: r.known_failure for r in self.results.values() if r.known_failure}
+    def completed(self, session: pytest.Session) -> bool:
+        """With --repoexec-exit-zero: the run failed only by its samples' verdicts (every selected sample gave
+        one, nothing else failed), which a CI matrix should not see as a failed job."""
+        return (self.settings.exit_zero and session.exitstatus == pytest.ExitCode.TESTS_FAILED and not self.errors
+                and session.testsfailed == self.verdicts_failed)
 
     def summary(self) -> list[str | tuple[str, str]]:
-        if not self.results and not self.errors:
+        document = self.document()
+        if document is None:
             return []
-        results = self.ordered()
-        lines: list[str | tuple[str, str]] = [("=", f"repoexec: {self.settings.model}"), *self.sandbox_line(),
-                                              *render_table(results)]
-        errors = error_counts(results)
-        if errors:
-            lines.append("failed samples by error: " + ", ".join(f"{name} {count}" for name, count in errors.items()))
-        empty = sum(r.empty for r in results)
-        if empty:
-            lines.append(f"empty completions (a body of only a docstring or pass): {empty} samples")
+        results = [SampleResult.from_dict(entry) for entry in document["samples"]]
+        lines: list[str | tuple[str, str]] = [("=", f"repoexec: {self.settings.model}"), *self.sandbox_line()]
+        if self.shard is not None:
+            lines.append(f"shard {self.shard.shard} (--repoexec-shard): {len({r.problem for r in results})} of the "
+                         f"run's {len(self.shard.problems)} problems; `repoexec merge` joins the shards' reports")
+        lines += render_table(document)
+        if document["errors"]:
+            lines.append("failed samples by error: " + ", ".join(f"{name} {count}"
+                                                                 for name, count in document["errors"].items()))
+        if document["empty"]:
+            lines.append(f"empty completions (a body of only a docstring or pass): {document['empty']} samples")
         if any(not r.tr_measured for r in results):
             lines.append("TR: not measured (--repoexec-fail-fast stopped failing samples at their first failing test)")
-        store = store_counts(self.results.values())
+        store = document["store"]
         if store["read"]:
             lines.append(f"result store: {store['read']} samples read back ({store['copies']} of them the same module "
                          f"as another sample), {store['evaluated']} evaluated"
                          + (f", {store['replaced']} unreadable entries evaluated again" if store["replaced"] else ""))
-        if self.rounds:
-            lines += ["", *render_rounds(self.rounds)]
-        if self.debug_error:
-            lines.append(self.debug_error)
-        known = self.known_failures()
+        debugging = document.get("debugging")
+        if debugging and debugging["rounds"]:
+            lines += ["", *render_rounds(debugging["rounds"])]
+        if debugging and debugging["error"]:
+            lines.append(debugging["error"])
+        known = {entry["problem"] for entry in document["known_failures"]}
         if known:
             lines.append(f"known failures (run as xfail, left out of the metrics): {len(known)} problems")
-        if self.errors:
-            lines.append(f"{len(self.errors)} samples could not run (left out of the metrics):")
-            lines += [f"  {nodeid}: {message.splitlines()[0][:200]}" for nodeid, message in list(self.errors.items())[:10]]
+        if document["not_run"]:
+            lines.append(f"{len(document['not_run'])} samples could not run (left out of the metrics):")
+            lines += [f"  {entry['item']}: {entry['reason'].splitlines()[0][:200]}" for entry in document["not_run"][:10]]
         return lines
 
     def document(self) -> dict[str, Any] | None:
         if not self.results and not self.errors:
             return None
-        results = self.ordered()
-        report: dict[str, Any] = {
-            "sandbox": self.settings.sandbox,  # first: an unconfined run says so before anything else
-            "format": REPORT_FORMAT,
-            "engine": {"version": __version__, "code": engine_digest()[:16]},
-            "settings": self.settings.options,
-            "executor": self.settings.executor,
-            "model": self.settings.model,
-            "metrics": summarise(results).as_metrics(),
-            "projects": {
-                name: {"problems": s.problems, "samples": s.samples, **s.as_metrics()}
-                for name, group in _by_project(results).items()
-                for s in [summarise(group)]
-            },
-            "errors": error_counts(results),
-            "empty": sum(r.empty for r in results),
-            "store": store_counts(self.results.values()),
-            "samples": [result.to_dict() for result in results],
-            "known_failures": [
-                result.to_dict() for result in sorted(self.results.values(), key=lambda r: (r.problem, r.sample))
-                if result.known_failure
-            ],
-            "not_run": [{"item": nodeid, "reason": reason} for nodeid, reason in self.errors.items()],
-        }
-        if self.rounds or self.debug_error:
-            report["debugging"] = {
-                "rounds": [
-                    {"round": entry.number, "revised": entry.revised, "fixed": entry.fixed,
-                     "pass@1": summary.pass_at.get(1), "DIR": summary.dir}
-                    for entry in self.rounds for summary in [summarise(entry.results)]
-                ],
-                "revisions": [
-                    {"round": revision.round, "completion": revision.completion, **revision.result.to_dict()}
-                    for revision in self.revisions
-                ],
-                "error": self.debug_error,
-            }
-        return report
+        head = header(self.settings) | {"executor": self.settings.executor, "model": self.settings.model}
+        counted = [result for result in self.results.values() if not result.known_failure]
+        return scoring_document(
+            head, counted, [result for result in self.results.values() if result.known_failure],
+            [{"item": nodeid, "reason": reason} for nodeid, reason in self.errors.items()],
+            debugging_section(self.rounds, self.revisions, self.debug_error) if self.rounds or self.debug_error else None,
+            self.shard.section() if self.shard is not None else None,
+        )
 
 
-def store_counts(results: Iterable[SampleResult]) -> dict[str, int]:
-    """How the run's verdicts came about: read back from the result store (copies: the same module as another
-    sample of the problem), evaluated, or evaluated again over an entry that could not be read."""
-    results = list(results)
-    return {
-        "read": sum(r.store == "read" for r in results),
-        "copies": sum(r.copied_from is not None for r in results),
-        "evaluated": sum(r.store in ("evaluated", "replaced") for r in results),
-        "replaced": sum(r.store == "replaced" for r in results),
-    }
-
-
-def _by_project(results: list[SampleResult]) -> dict[str, list[SampleResult]]:
-    groups: dict[str, list[SampleResult]] = {}
-    for result in results:
-        groups.setdefault(result.project, []).append(result)
-    return dict(sorted(groups.items()))
-
-
-def render_table(results: list[SampleResult]) -> list[str]:
+def render_table(document: dict[str, Any]) -> list[str]:
     """One row per project and one for all, metrics in percent (pass@k only where every problem has k samples)."""
-    header = ["project", "problems", "samples", *(f"pass@{k}" for k in KS), "DIR", "TR"]
-    rows = [_row(name, summarise(group)) for name, group in _by_project(results).items()]
-    rows.append(_row("all", summarise(results)))
-    widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
+    rows = metrics_rows(document)
+    widths = [max(len(row[i]) for row in [METRICS_HEADER, *rows]) for i in range(len(METRICS_HEADER))]
     lines = ["  ".join(cell.ljust(w) if i == 0 else cell.rjust(w) for i, (cell, w) in enumerate(zip(row, widths)))
-             for row in [header, *rows]]
+             for row in [METRICS_HEADER, *rows]]
     return [lines[0], "-" * len(lines[0]), *lines[1:-1], "-" * len(lines[0]), lines[-1], "(metrics in percent)"]
 
 
-def render_rounds(rounds: list[Round]) -> list[str]:
-    """pass@1 and DIR after each debugging round, as the paper's Table 4 lays them out."""
+def render_rounds(rounds: list[dict[str, Any]]) -> list[str]:
+    """pass@1 and DIR after each debugging round (the report's ``debugging.rounds``), as the paper's Table 4."""
     lines = ["debugging rounds (greedy, one answer a round)", "round  revised  fixed  pass@1     DIR"]
     for entry in rounds:
-        summary = summarise(entry.results)
-        lines.append(f"{entry.number:>5}  {entry.revised:>7}  {entry.fixed:>5}  "
-                     f"{percent(summary.pass_at.get(1)):>6}  {percent(summary.dir):>6}")
+        lines.append(f"{entry['round']:>5}  {entry['revised']:>7}  {entry['fixed']:>5}  "
+                     f"{percent(entry['pass@1']):>6}  {percent(entry['DIR']):>6}")
     return lines
-
-
-def _row(name: str, summary: Summary) -> list[str]:
-    low, high = summary.samples_per_problem
-    per_problem = str(low) if low == high else f"{low}-{high}"
-    metrics = summary.as_metrics()
-    return [name, str(summary.problems), per_problem, *(percent(metrics[f"pass@{k}"]) for k in KS),
-            percent(summary.dir), percent(summary.tr)]
-
-
-def percent(value: float | None) -> str:
-    return "-" if value is None else f"{100 * value:.2f}"
 
 
 class GateCollector(Collector):
@@ -289,11 +235,7 @@ class GateCollector(Collector):
         if not self.results and not self.errors:
             return None
         results = sorted(self.results.values(), key=lambda r: r.problem)
-        return {
-            "sandbox": self.settings.sandbox,  # first: an unconfined run says so before anything else
-            "format": REPORT_FORMAT,
-            "engine": {"version": __version__, "code": engine_digest()[:16]},
-            "settings": self.settings.options,
+        return header(self.settings) | {
             "mode": self.settings.mode.value,
             "summary": gate_summary(results, self.known),
             "problems": [result.to_dict() | {"known_failure": result.problem in self.known} for result in results],
@@ -344,10 +286,3 @@ def render_gate(results: list[GateResult], known: set[str]) -> list[str]:
 
 def _figure(value: float | None) -> str:
     return "-" if value is None else f"{value:.1f}"
-
-
-def _write_json(path: Path, data: dict[str, Any]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(path.name + ".partial")
-    partial.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
-    os.replace(partial, path)

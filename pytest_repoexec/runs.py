@@ -1,7 +1,5 @@
-"""Scoring runs read back from their JSON reports (``--repoexec-report``): what ``repoexec compare`` works from.
-
-A report is checked before anything is computed from it: one that is cut short, written by an engine with
-another report format, or not a scoring run is refused with the file and what is wrong with it.
+"""Scoring runs read back from their JSON reports (``--repoexec-report``, checked by ``document.load``): what
+``repoexec compare`` and ``repoexec merge`` work from, and what tells the shards of one run from other runs.
 """
 
 from __future__ import annotations
@@ -12,17 +10,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .document import load, samples_of
 from .results import SampleResult
+from .shard import OPTION as SHARD_OPTION, Shard
 
-REPORT_FORMAT = 2  # the layout of the JSON report that this engine writes and reads; raise it when the layout changes
-_REQUIRED = ("model", "settings", "samples")
-
-
-class ReportError(ValueError):
-    """A report that cannot be read as a scoring run; the message names the file and what is wrong."""
-
-    def __init__(self, path: Path, what: str) -> None:
-        super().__init__(f"{path}: {what}")
+# Options that say where a job ran and wrote (or which shard it was), not what the run is: the shards of one run
+# may differ in them.
+PLACE_OPTIONS = ("repoexec_shard", "repoexec_report", "repoexec_html", "repoexec_cache", "repoexec_exit_zero",
+                 "repoexec_warm_processes", "repoexec_fresh")
 
 
 @dataclass(frozen=True)
@@ -32,49 +27,29 @@ class Run:
     engine: str
     settings: dict[str, Any]  # the run's --repoexec-* options as given
     samples: dict[str, list[SampleResult]]  # by problem id, known failures left out
+    code: str = ""  # the digest of the engine's code
+    shard: Shard | None = None  # the part of a run this report holds (--repoexec-shard)
 
     @property
     def problems(self) -> set[str]:
         return set(self.samples)
 
+    @property
+    def identity(self) -> str:
+        """What the shards of one run share: the engine and every option but where each job ran and wrote."""
+        return json.dumps([self.engine, self.code, {name: value for name, value in sorted(self.settings.items())
+                                                    if name not in PLACE_OPTIONS}])
+
 
 def read_run(path: Path) -> Run:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ReportError(path, f"cannot be read ({exc.strerror or exc})") from None
-    try:
-        document = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ReportError(path, f"is not a complete JSON report (cut short?): {exc.msg} (line {exc.lineno}, "
-                                f"column {exc.colno})") from None
-    if not isinstance(document, dict):
-        raise ReportError(path, "is not a repoexec JSON report (not an object)")
-    if "summary" in document and "problems" in document and "samples" not in document:
-        raise ReportError(path, "is an admission-gate report (--repoexec-validate), not a scoring run")
-    found = document.get("format")
-    if found != REPORT_FORMAT:
-        written = "without a report format (an engine before format 2)" if found is None else f"in report format {found!r}"
-        raise ReportError(path, f"was written {written}; this engine reads format {REPORT_FORMAT}: "
-                                f"run it again with this engine")
-    missing = [name for name in _REQUIRED if name not in document]
-    if missing:
-        raise ReportError(path, f"has no {', '.join(repr(name) for name in missing)} (cut short or edited?)")
-    return Run(path, str(document["model"]), str(document.get("engine", {}).get("version", "?")),
-               dict(document["settings"]), _samples(path, document["samples"]))
-
-
-def _samples(path: Path, entries: Any) -> dict[str, list[SampleResult]]:
-    if not isinstance(entries, list):
-        raise ReportError(path, "'samples' is not a list")
+    document = load(path)
     by_problem: dict[str, list[SampleResult]] = {}
-    for index, entry in enumerate(entries):
-        try:
-            result = SampleResult.from_dict(entry)
-        except (TypeError, KeyError) as exc:
-            raise ReportError(path, f"samples[{index}] is not a sample result ({exc})") from None
+    for result in samples_of(path, document["samples"]):
         by_problem.setdefault(result.problem, []).append(result)
-    return by_problem
+    engine = document.get("engine") or {}
+    shard = document.get("shard")
+    return Run(path, str(document["model"]), str(engine.get("version", "?")), dict(document["settings"]), by_problem,
+               str(engine.get("code", "")), Shard(shard["index"], shard["count"]) if isinstance(shard, dict) else None)
 
 
 def common_problems(runs: Sequence[Run]) -> list[str]:
@@ -84,3 +59,14 @@ def common_problems(runs: Sequence[Run]) -> list[str]:
         counts = ", ".join(f"{run.path} has {len(run.problems)}" for run in runs)
         raise ValueError(f"the runs have no problem in common ({counts}): nothing to compare")
     return sorted(shared)
+
+
+def refuse_shards_of_one_run(runs: Sequence[Run]) -> None:
+    """Two shards of one run are halves of a whole, not rival runs: an error naming both and the option."""
+    for index, first in enumerate(runs):
+        for second in runs[index + 1:]:
+            if first.shard and second.shard and first.shard != second.shard and first.identity == second.identity:
+                raise ValueError(
+                    f"{first.path} and {second.path} are shards {first.shard} and {second.shard} of one run "
+                    f"({SHARD_OPTION}): they hold different problems of it, not rival runs; join them with "
+                    f"`repoexec merge` and compare the merged report")

@@ -19,6 +19,7 @@ from .executor import SubprocessExecutor
 from .gate import GateSettings
 from .problem import DESCRIPTIONS
 from .sandbox import LIMIT_FIELDS, Limits, SandboxUnavailable, make_sandbox, parse_size
+from .shard import Shard
 from .warm import WarmExecutor
 
 DEFAULT_MODEL = "reference"
@@ -85,6 +86,12 @@ def add_options(parser: pytest.Parser) -> None:
                          "what each does) or sketchy (a few sentences); function problems have none")
     group.addoption("--repoexec-debug-rounds", type=int, default=0, metavar="R",
                     help="send failing samples back to the model R times with the test and error (the paper: 3)")
+    group.addoption("--repoexec-shard", default=None, metavar="I/N",
+                    help="run only shard I (from 0) of N: whole problems, chosen by a hash of their ids; "
+                         "`repoexec merge` joins the shards' reports")
+    group.addoption("--repoexec-exit-zero", action="store_true",
+                    help="exit 0 when the run completed, whatever its samples' verdicts (for CI matrices and "
+                         "scheduler arrays); a sample that could not run still fails the run")
 
 
 @dataclass(frozen=True)
@@ -107,6 +114,8 @@ class Settings:
     fail_fast: bool = False  # each sample stops at its first failing test; TR is then not measured
     timeout_factor: float = 10.0  # relative timeouts: this many times the reference's time on a test; 0: off
     min_timeout: float = 1.0  # the least limit of a test under relative timeouts
+    shard: Shard | None = None  # this job's part of the run (--repoexec-shard)
+    exit_zero: bool = False  # a run that completed exits 0 whatever its verdicts
     limits: Limits = field(default_factory=Limits)
     gate: GateSettings = field(default_factory=GateSettings)
     options: dict[str, Any] = field(default_factory=dict)  # every --repoexec-* option as given, for the report
@@ -150,6 +159,8 @@ class Settings:
             fail_fast=option("repoexec_fail_fast"),
             timeout_factor=option("repoexec_timeout_factor"),
             min_timeout=option("repoexec_min_timeout"),
+            shard=_shard(option("repoexec_shard")),
+            exit_zero=option("repoexec_exit_zero"),
             limits=_limits(config),
             workers=workers if isinstance(workers, int) and workers > 0 else 1,
             options={name: value if isinstance(value, (str, int, float, bool, type(None))) else str(value)
@@ -187,6 +198,13 @@ def _limits(config: pytest.Config) -> Limits:
     return Limits(**given)
 
 
+def _shard(text: str | None) -> Shard | None:
+    try:
+        return None if text is None else Shard.parse(text)
+    except ValueError as exc:
+        raise pytest.UsageError(f"--repoexec-shard={text}: {exc}") from None
+
+
 def _mode(config: pytest.Config) -> Mode:
     """The one mode of the run; options that belong to different modes are refused together."""
     chosen = [flag for flag, name in (("--repoexec-validate", "repoexec_validate"),
@@ -199,6 +217,8 @@ def _mode(config: pytest.Config) -> Mode:
         scoring.append(f"--repoexec-debug-rounds={config.getoption('repoexec_debug_rounds')}")
     if config.getoption("repoexec_html"):
         scoring.append(f"--repoexec-html={config.getoption('repoexec_html')}")
+    if config.getoption("repoexec_shard"):
+        scoring.append(f"--repoexec-shard={config.getoption('repoexec_shard')}")
     if len(chosen) == 2:
         raise pytest.UsageError(
             "--repoexec-validate and --repoexec-fix-assertions cannot be used together: "
@@ -207,7 +227,8 @@ def _mode(config: pytest.Config) -> Mode:
     if chosen and scoring:
         raise pytest.UsageError(
             f"{chosen[0]} and {scoring[0]} cannot be used together: {chosen[0]} checks the problems' "
-            "references: it takes no model and no debugging rounds, and has no samples for an HTML page"
+            "references: it takes no model and no debugging rounds, has no samples for an HTML page, and no "
+            "shards to merge"
         )
     if not chosen:
         return Mode.SCORE

@@ -47,6 +47,11 @@ def is_sample(report: pytest.TestReport) -> bool:
     return _property(report, SAMPLE) is not None
 
 
+def sample_problem(item: pytest.Item | pytest.TestReport) -> str | None:
+    """The problem id of a sample item (or its report), None for anything else."""
+    return _property(item, SAMPLE)
+
+
 def is_gate_item(report: pytest.TestReport) -> bool:
     return _property(report, GATE_ITEM) is not None
 
@@ -57,5 +62,5 @@ def crash_message(report: pytest.TestReport) -> str:
     return (crash.message if crash else str(report.longrepr)).strip()[:4000]
 
 
-def _property(report: pytest.TestReport, key: str) -> Any:
-    return next((value for name, value in report.user_properties if name == key), None)
+def _property(carrier: pytest.Item | pytest.TestReport, key: str) -> Any:
+    return next((value for name, value in carrier.user_properties if name == key), None)

@@ -8,10 +8,11 @@ import shutil
 
 from conftest import SHIPPED, write_replay
 from pytest_repoexec.cli import main
+from pytest_repoexec.document import REPORT_FORMAT
 from pytest_repoexec.leaderboard import compare
 from pytest_repoexec.mutation import pass_body
 from pytest_repoexec.problem import find_manifests, load_problem
-from pytest_repoexec.runs import REPORT_FORMAT, read_run
+from pytest_repoexec.runs import read_run
 
 REFERENCES = {p.id: p.reference for p in (load_problem(manifest) for manifest in find_manifests([SHIPPED]))}
 
