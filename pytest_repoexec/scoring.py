@@ -34,6 +34,7 @@ from .problem import PROBLEM_MANIFEST, ManifestError, Problem
 from .report import ResultsCollector
 from .selection import Unread, collect_on_controller
 from .settings import Settings, make_executor
+from .shard import ShardSelection
 from .store import ResultStore
 
 
@@ -60,7 +61,11 @@ class ScoringSession:
             self.run = str(handed.get(transport.RUN, ""))
         else:
             self.run = uuid.uuid4().hex
-            config.pluginmanager.register(ResultsCollector(settings), "repoexec-results")
+        shard = ShardSelection(settings.shard) if settings.shard else None  # deselects on every process alike
+        if shard is not None:
+            config.pluginmanager.register(shard, "repoexec-shard")
+        if handed is None:
+            config.pluginmanager.register(ResultsCollector(settings, shard), "repoexec-results")
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         self.session = session
