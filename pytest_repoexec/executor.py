@@ -9,6 +9,7 @@ source (``sample_tree``).
 from __future__ import annotations
 
 import contextlib
+import functools
 import io
 import json
 import math
@@ -26,7 +27,8 @@ from typing import Any, Protocol
 from .environment import ProjectEnv, StaleRuntimeError
 from .problem import Problem
 from .sandbox import (
-    EXPECTED, HOME, SAMPLE, Bubblewrap, Limits, ProcessCgroup, Sandbox, Tree, View, make_sandbox, python_home,
+    EXPECTED, HOME, SAMPLE, Bubblewrap, DataFolder, Limits, ProcessCgroup, Sandbox, Tree, View, make_sandbox,
+    python_home,
 )
 from .runtime import repoexec_protocol as protocol
 from .runtime.repoexec_protocol import ErrorType, error_type_of
@@ -147,8 +149,9 @@ class SubprocessExecutor:
             files[test_path] = options.tests_source.encode("utf-8") if options.tests_source else problem.tests.read_bytes()
             files[test_path.parent / CONFIG] = b"[pytest]\n"
         tree = sample_tree(env.source_root, files)
+        masks = tuple((path, files[focal] if path.suffix == ".py" else b"") for path in reference_copies(env, focal))
         with tempfile.TemporaryDirectory(prefix="repoexec-sample-") as scratch:
-            launch = self._plan(env, problem, tree, Path(scratch), focal, options)
+            launch = self._plan(env, problem, tree, Path(scratch), focal, options, masks)
             token = secrets.token_hex(16)
             started = time.monotonic()
             watched = self._execute(env, problem, launch, token)
@@ -165,21 +168,18 @@ class SubprocessExecutor:
         """Nothing outlives a sample here; the warm executor stops its processes."""
 
     def _plan(
-        self, env: ProjectEnv, problem: Problem, tree: Tree, scratch: Path, focal: Path, options: RunOptions
+        self, env: ProjectEnv, problem: Problem, tree: Tree, scratch: Path, focal: Path, options: RunOptions,
+        masks: tuple[tuple[Path, bytes], ...] = (),
     ) -> Launch:
         confined = isinstance(self.sandbox, Bubblewrap)
         limits = self.limits.overridden(problem.limits)
-        expected = options.expected or problem.expected
-        if not expected.is_dir():
-            expected = scratch / "expected"  # a problem without pickles: REPOEXEC_EXPECTED names an empty folder
-            expected.mkdir()
         if confined:  # the tree where the project's tests expect it: RepoExec's /package and /input/test-apps/NAME
             workdir = Path(env.project.workdir or env.project.mount or SAMPLE)
             root = Path(env.project.mount or workdir)
             home, tmp, seen_expected = Path(HOME), Path("/tmp"), Path(EXPECTED)
         else:
             workdir = root = scratch / "root"
-            home, tmp, seen_expected = scratch / "home", scratch / "tmp", expected
+            home, tmp, seen_expected = scratch / "home", scratch / "tmp", scratch / "expected"
             home.mkdir()
             tmp.mkdir()
         if problem.tests is None:  # the project's own tests, in place: its conftest files and its configuration,
@@ -215,8 +215,9 @@ class SubprocessExecutor:
                  env.source_root]
         view = View(
             tree=tree, tree_at=workdir, aliases=(root,) if root != workdir else (),
-            binds=tuple(dict.fromkeys([*((path, path) for path in binds), (expected, seen_expected)])),
-            workdir=workdir, tmpfs_bytes=limits.tmpfs, network=problem.network,
+            binds=tuple(dict.fromkeys((path, path) for path in binds)),
+            workdir=workdir, tmpfs_bytes=limits.tmpfs, network=problem.network, masks=masks,
+            data=DataFolder.read(seen_expected, options.expected or problem.expected),
         )
         environment = _BASE_ENVIRONMENT | {
             "HOME": str(home),
@@ -549,6 +550,25 @@ def _died_in(test: TestOutcome, last_phase: str, stopped: ErrorType | None) -> T
         else (ErrorType.EARLY_EXIT, "the test process ended during this test")
     )
     return replace(test, outcome="error" if last_phase == "call" else "failed", error_type=kind, message=why)
+
+
+@functools.lru_cache(maxsize=256)
+def reference_copies(env: ProjectEnv, focal: Path) -> tuple[Path, ...]:
+    """Every file in a sample's reach that holds the focal module as the project has it (the reference in
+    place): the cached source's, the release's copy installed in the virtualenv, any other copy with the
+    same bytes, and their bytecode. The sandbox shows them with the sample's own module in their place."""
+    original = env.source_root / focal
+    content = original.read_bytes()
+    installed = sorted(env.python.parent.parent.glob("lib/python*/site-packages"))
+    module = original.relative_to(env.import_root) if original.is_relative_to(env.import_root) else None
+    copies = [original, *(site / module for site in installed if module is not None)]
+    for folder in (env.source_root, *installed):
+        for path in folder.rglob(original.name):
+            if path.is_file() and path.stat().st_size == len(content) and path.read_bytes() == content:
+                copies.append(path)
+    found = [path for path in dict.fromkeys(copies) if path.is_file()]
+    bytecode = [pyc for path in found for pyc in sorted((path.parent / "__pycache__").glob(f"{path.stem}.*.pyc"))]
+    return tuple(found + bytecode)
 
 
 def sample_tree(base: Path, files: dict[Path, bytes]) -> Tree:

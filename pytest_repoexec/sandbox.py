@@ -71,9 +71,34 @@ class Tree:
 
 
 @dataclass(frozen=True)
+class DataFolder:
+    """A read-only folder made inside the sandbox from the files given (relative path, content): the problem's
+    expected outputs. Made the same way whichever host folder the files came from, so that nothing a sample
+    can see (its mounts, their sources and sizes) tells the real expected values from a decoy's."""
+
+    at: Path
+    files: tuple[tuple[Path, bytes], ...]
+
+    @classmethod
+    def read(cls, at: Path, folder: Path | None) -> DataFolder:
+        files = sorted(path for path in folder.rglob("*") if path.is_file()) if folder and folder.is_dir() else []
+        return cls(at, tuple((path.relative_to(folder), path.read_bytes()) for path in files))
+
+    def folders(self) -> list[Path]:
+        """The subfolders the files need, parents first."""
+        return sorted({parent for path, _ in self.files for parent in path.parents if parent != Path()},
+                      key=lambda folder: len(folder.parts))
+
+
+DATA_TMPFS = 1 << 30  # the expected-output folder's size limit (the same for every sample: its mount shows it)
+
+
+@dataclass(frozen=True)
 class View:
     """What one sample sees: its project tree (at ``tree_at``, and as links at ``aliases``), read-only binds
-    (host path, path inside), where it starts, how much it may write, whether it has the network."""
+    (host path, path inside), where it starts, how much it may write, whether it has the network. ``masks``
+    are files inside the binds shown with other content: the focal module's original in the cached source (the
+    reference, which the tree's links lead to) and its bytecode. ``data`` is the expected-output folder."""
 
     tree: Tree
     tree_at: Path
@@ -82,6 +107,8 @@ class View:
     tmpfs_bytes: int
     aliases: tuple[Path, ...] = ()
     network: bool = False
+    masks: tuple[tuple[Path, bytes], ...] = ()
+    data: DataFolder | None = None
 
 
 class Bubblewrap:
@@ -103,15 +130,24 @@ class Bubblewrap:
         args += ["--ro-bind", str(_etc()), "/etc"]
         for host, inside in view.binds:
             args += ["--ro-bind", str(host), str(inside)]
-        at, fds = view.tree_at, []  # the project tree, where the tests run (some write there)
+        fds: list[int] = []
+        for path, content in view.masks:
+            fds.append(_memfd(content))
+            args += ["--ro-bind-data", str(fds[-1]), str(path)]
+        if view.data is not None:
+            args += ["--size", str(DATA_TMPFS), "--tmpfs", str(view.data.at),
+                     *(arg for folder in view.data.folders() for arg in ("--dir", str(view.data.at / folder)))]
+            for path, content in view.data.files:
+                fds.append(_memfd(content))
+                args += ["--file", str(fds[-1]), str(view.data.at / path)]
+            args += ["--remount-ro", str(view.data.at)]
+        at = view.tree_at  # the project tree, where the tests run (some write there)
         for folder in (Path(), *view.tree.folders):
             args += ["--dir", str(at / folder)]
         for path, target in view.tree.links:
             args += ["--symlink", str(target), str(at / path)]
         for path, content in view.tree.files:  # read-only: the tests and the module stay as they were given
-            fds.append(os.memfd_create("repoexec-file"))
-            os.write(fds[-1], content)
-            os.lseek(fds[-1], 0, os.SEEK_SET)
+            fds.append(_memfd(content))
             args += ["--ro-bind-data", str(fds[-1]), str(at / path)]
         for alias in view.aliases:
             args += ["--symlink", str(at), str(alias)]
@@ -119,12 +155,32 @@ class Bubblewrap:
         return args, tuple(fds)
 
 
+def _memfd(content: bytes) -> int:
+    """A descriptor bubblewrap reads a file's content from."""
+    fd = os.memfd_create("repoexec-file")
+    os.write(fd, content)
+    os.lseek(fd, 0, os.SEEK_SET)
+    return fd
+
+
 class Unconfined:
     """``--repoexec-sandbox=none``: the candidate runs as the user, on the host; the run says so."""
 
     def wrap(self, view: View, argv: list[str]) -> tuple[list[str], tuple[int, ...]]:
         view.tree.materialise(view.tree_at)
+        if view.data is not None:
+            materialise_data(view.data)
         return argv, ()
+
+
+def materialise_data(data: DataFolder) -> None:
+    """The data folder on the host, for a sample run without a sandbox (which hides nothing)."""
+    shutil.rmtree(data.at, ignore_errors=True)
+    data.at.mkdir(parents=True)
+    for folder in data.folders():
+        (data.at / folder).mkdir()
+    for path, content in data.files:
+        (data.at / path).write_bytes(content)
 
 
 Sandbox = Bubblewrap | Unconfined

@@ -17,6 +17,7 @@ import base64
 import collections
 import contextlib
 import dataclasses
+import json
 import os
 import select
 import signal
@@ -33,7 +34,10 @@ from .environment import ProjectEnv
 from .executor import Launch, SubprocessExecutor, Pipes, Watched, watch, held
 from .problem import Problem
 from .runtime import repoexec_warm as zygote
-from .sandbox import SCRATCH, Bubblewrap, Limits, ProcessCgroup, Sandbox, Tree, View, python_home, system_entries
+from .sandbox import (
+    DATA_TMPFS, SCRATCH, Bubblewrap, Limits, ProcessCgroup, Sandbox, Tree, View, materialise_data, python_home,
+    system_entries,
+)
 
 START_TIMEOUT = 120.0  # seconds a warm process may take to import what it preloads
 _UNBOUNDED = 1 << 16  # a warm process's pids limit while it starts
@@ -52,7 +56,7 @@ class WarmProcessDied(Exception):
 @dataclass(frozen=True)
 class _Key:
     venv: Path
-    project_folder: Path  # bound into the warm process's sandbox: where the problems' expected outputs are
+    project_folder: Path  # the problems' folder: none of its modules is preloaded
     network: bool
 
 
@@ -121,27 +125,36 @@ class WarmExecutor(SubprocessExecutor):
         for host, seen in view.binds:
             if any(host == folder or folder in host.parents for folder in process.binds):
                 binds.append([str(host), str(seen)])
-            elif confined and host.is_dir() and not any(host.iterdir()):  # a problem without expected outputs
-                binds.append([None, str(seen)])
             elif confined:
                 return None
         if not confined:
             view.tree.materialise(view.tree_at)
+            if view.data is not None:
+                materialise_data(view.data)
+        data = view.data if confined else None
         return {
             "arguments": list(launch.arguments), "environment": launch.environment, "workdir": str(view.workdir),
             "confined": confined,
             "view": {"tmpfs": view.tmpfs_bytes, "network": view.network, "system": system_entries(), "binds": binds,
                      "scratch": list(SCRATCH),
                      **_tree(view.tree, view.tree_at),
-                     "aliases": [[str(alias), str(view.tree_at)] for alias in view.aliases]},
+                     "aliases": [[str(alias), str(view.tree_at)] for alias in view.aliases],
+                     "masks": [[str(path), _b64(content)] for path, content in view.masks] if confined else [],
+                     "data": None if data is None else {
+                         "at": str(data.at), "size": DATA_TMPFS,
+                         "files": [[str(path), _b64(content)] for path, content in data.files]}},
         }
+
+
+def _b64(content: bytes) -> str:
+    return base64.b64encode(content).decode("ascii")
 
 
 def _tree(tree: Tree, at: Path) -> dict[str, list]:
     return {
         "folders": [str(at / folder) for folder in (Path(), *tree.folders)],
         "links": [[str(at / path), str(target)] for path, target in tree.links],
-        "files": [[str(at / path), base64.b64encode(content).decode("ascii")] for path, content in tree.files],
+        "files": [[str(at / path), _b64(content)] for path, content in tree.files],
     }
 
 
@@ -159,8 +172,7 @@ class WarmProcess:
         self.exited: int | None = None
         self.start_time = 0.0  # seconds it took to start, until a sample has counted them
         # what its sandbox shows (where the host has it), and so what a sample's view may bind
-        self.binds = (python_home(env.python), key.venv, *([env.runtime] if env.runtime else []), env.source_root,
-                      key.project_folder)
+        self.binds = (python_home(env.python), key.venv, *([env.runtime] if env.runtime else []), env.source_root)
         self._resources = contextlib.ExitStack()
         self.socket, inside = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         self._resources.callback(self.socket.close)
@@ -209,12 +221,16 @@ class WarmProcess:
             refusals = self.cgroup.refusals()
         pipes = Pipes(token)
         self.exited = None
+        payload = os.memfd_create("repoexec-request")  # read by the sample's keeper, never by the warm process
         try:
-            zygote.send(self.socket, request, pipes.sample_ends())
+            os.write(payload, json.dumps(request).encode("utf-8"))
+            os.lseek(payload, 0, os.SEEK_SET)
+            zygote.send(self.socket, {"op": "sample"}, (*pipes.sample_ends(), payload))
         except OSError as exc:
             pipes.close()
             raise WarmProcessDied(f"it stopped taking samples: {exc}") from None
         finally:
+            os.close(payload)
             pipes.close_sample_ends()
         watched = watch(_Sample(self), pipes, began, launch)
         return held(watched, refused=bool(self.cgroup and self.cgroup.refusals() > refusals))

@@ -3,7 +3,9 @@ pytest, the inner plugin and the project's third-party modules once and forks a 
 sample.
 
 It never runs candidate code, nor the project's own modules: those are imported afresh by each test process,
-so nothing of the reference reaches a candidate's run. Each sample gets, as with a fresh bubblewrap:
+so nothing of the reference reaches a candidate's run. Nor does it read a sample's request (its module, tests
+and expected values): the keeper it forks does, so that no sample's data is in the memory later samples are
+forked from. Each sample gets, as with a fresh bubblewrap:
 
     warm process --fork--> keeper (A): new mount, PID, IPC, UTS and network namespaces for its children
                            --fork--> init (B): PID 1 of the sample; builds its root (a bounded tmpfs with the
@@ -15,8 +17,8 @@ The keeper and the init die with their parent (``PR_SET_PDEATHSIG``), and every 
 dies with its init, so killing the keeper ends the whole sample. The test process writes the same records
 through the same inner plugin as a fresh ``python -m pytest``; the engine reads them and judges alike.
 
-Talks to the engine over one Unix socket: length-prefixed JSON messages, the sample's pipes passed along
-with its request (SCM_RIGHTS). Runs under the project's interpreter: standard library and pytest only.
+Talks to the engine over one Unix socket: length-prefixed JSON messages, a sample's pipes and the descriptor
+of its request passed along (SCM_RIGHTS). Runs under the project's interpreter: standard library and pytest only.
 """
 
 import array
@@ -38,10 +40,11 @@ _LIBC = ctypes.CDLL(None, use_errno=True)
 _NEWNS, _NEWPID, _NEWIPC, _NEWUTS, _NEWNET = 0x00020000, 0x20000000, 0x08000000, 0x04000000, 0x40000000
 _RDONLY, _NOSUID, _NODEV, _NOEXEC, _REMOUNT, _BIND, _REC, _PRIVATE = 1, 2, 4, 8, 32, 4096, 16384, 1 << 18
 _DETACH = 2
-_PDEATHSIG, _CAPBSET_DROP, _NO_NEW_PRIVS, _CAP_AMBIENT, _AMBIENT_CLEAR_ALL = 1, 24, 38, 47, 4
+_PDEATHSIG, _SET_DUMPABLE, _CAPBSET_DROP, _NO_NEW_PRIVS, _CAP_AMBIENT, _AMBIENT_CLEAR_ALL = 1, 4, 24, 38, 47, 4
 _SYS_PIVOT_ROOT, _SYS_CAPSET = {"x86_64": (155, 126), "aarch64": (41, 91)}.get(os.uname().machine, (155, 126))
 _STATVFS_FLAGS = ((os.ST_RDONLY, _RDONLY), (os.ST_NOSUID, _NOSUID), (os.ST_NODEV, _NODEV), (os.ST_NOEXEC, _NOEXEC))
 NEW_ROOT = "/repoexec/root"  # an empty folder of the warm process's sandbox where each sample's root is built
+_STAGING = "/repoexec/staging"  # where the files shown over a sample's binds are made, outside its root
 RESULTS_FD, TOKEN_FD = 3, 4  # where the test process finds its pipes
 _HEADER = struct.Struct(">I")
 _MAX_FDS = 8
@@ -101,6 +104,16 @@ def _bind_read_only(source, target):
     _mount(None, target, None, _BIND | _REMOUNT | _RDONLY | kept)
 
 
+def _bind_data(content, target):
+    """``content`` shown read-only at ``target`` (an existing file), as bubblewrap's --ro-bind-data does: from a
+    file of a staging tmpfs that is not in the sample's root (it goes with the old root at the pivot)."""
+    staged = os.path.join(_STAGING, str(len(os.listdir(_STAGING))))
+    with open(staged, "wb") as handle:
+        handle.write(content)
+    _mount(staged, target, None, _BIND)
+    _mount(None, target, None, _BIND | _REMOUNT | _RDONLY | _NOSUID | _NODEV)
+
+
 def _prctl(option, value):
     _check(_LIBC.prctl(option, ctypes.c_ulong(value), 0, 0, 0), f"prctl {option}")
 
@@ -142,6 +155,8 @@ def _build_root(request):
     """The sample's root under NEW_ROOT, as bubblewrap builds it for a fresh process, then pivot into it."""
     view = request["view"]
     _mount(None, "/", None, _REC | _PRIVATE)
+    os.makedirs(_STAGING, exist_ok=True)
+    _mount("tmpfs", _STAGING, "tmpfs", _NOSUID | _NODEV, "mode=0700")
     _mount("tmpfs", NEW_ROOT, "tmpfs", _NOSUID | _NODEV, f"size={view['tmpfs']},mode=0755")
 
     def inside(path):
@@ -153,13 +168,25 @@ def _build_root(request):
             _bind_read_only(path, inside(path))
         else:
             os.symlink(target, inside(path))
-    for host, seen in view["binds"]:  # a host of None: an empty read-only folder
-        if host is None or os.path.isdir(host):
+    for host, seen in view["binds"]:
+        if os.path.isdir(host):
             os.makedirs(inside(seen), exist_ok=True)
         else:
             os.makedirs(os.path.dirname(inside(seen)), exist_ok=True)
             open(inside(seen), "w").close()
-        _bind_read_only(host or inside(seen), inside(seen))
+        _bind_read_only(host, inside(seen))
+    for path, content in view["masks"]:  # files of the binds shown with the sample's own content
+        _bind_data(base64.b64decode(content), inside(path))
+    data = view["data"]
+    if data is not None:  # the expected outputs: a read-only tmpfs made of the files given
+        os.makedirs(inside(data["at"]), exist_ok=True)
+        _mount("tmpfs", inside(data["at"]), "tmpfs", _NOSUID | _NODEV, f"size={data['size']},mode=0755")
+        for path, content in data["files"]:
+            target = os.path.join(inside(data["at"]), path)
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            with open(target, "wb") as handle:
+                handle.write(base64.b64decode(content))
+        _mount(None, inside(data["at"]), None, _REMOUNT | _RDONLY | _NOSUID | _NODEV)
     for folder in view["scratch"]:  # /tmp and HOME
         os.makedirs(inside(folder), exist_ok=True)
     os.makedirs(inside("/proc"), exist_ok=True)
@@ -187,10 +214,21 @@ def _build_root(request):
     os.chdir("/")
 
 
-def _keeper(request, fds, parent, prepared):
-    """A: the sample's namespaces are made for its children; it waits for the init and passes on its status."""
+def _keeper(fds, parent):
+    """A: reads the sample's request (the warm process never does: nothing of one sample, its tests, expected
+    values or module, is in the memory that later samples are forked from); the sample's namespaces are made
+    for its children; it waits for the init and passes on its status."""
     _die_with_parent(parent)
     os.setsid()
+    *fds, payload = fds
+    chunks = []
+    while True:
+        chunk = os.read(payload, 1 << 20)
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(payload)
+    request = json.loads(b"".join(chunks).decode("utf-8"))
     if request["confined"]:
         flags = _NEWNS | _NEWPID | _NEWIPC | _NEWUTS | (0 if request["view"]["network"] else _NEWNET)
         _check(_LIBC.unshare(flags), "unshare")
@@ -199,7 +237,7 @@ def _keeper(request, fds, parent, prepared):
     if init == 0:
         os.close(keeping)
         try:
-            if _init(request, fds, alive, prepared):
+            if _init(request, fds, alive):
                 return True  # in the test process
         except BaseException:
             traceback.print_exc()
@@ -210,8 +248,10 @@ def _keeper(request, fds, parent, prepared):
     os._exit(_exit_status(status))
 
 
-def _init(request, fds, alive, prepared):
-    """B: PID 1 of the sample (confined), whose end ends every process in the namespace."""
+def _init(request, fds, alive):
+    """B: PID 1 of the sample (confined), whose end ends every process in the namespace. Once the test
+    process is started it holds nothing the sample may reach: no descriptor of the warm process (its log), and
+    it is not dumpable, so that its memory (a copy of the warm process's) cannot be read through /proc/1."""
     _prctl(_PDEATHSIG, signal.SIGKILL)
     if select.select([alive], [], [], 0)[0]:  # closed: the keeper died before the line above
         os._exit(1)
@@ -222,11 +262,14 @@ def _init(request, fds, alive, prepared):
             _loopback_up()
     test = os.fork()
     if test == 0:
-        _test_process(request, fds, prepared)
+        _test_process(request, fds)
         return True
-    for fd in fds:
-        os.close(fd)
+    null = os.open(os.devnull, os.O_RDWR)
+    for target in (0, 1, 2):
+        os.dup2(null, target)
+    os.closerange(3, 1 << 16)
     if request["confined"]:
+        _prctl(_SET_DUMPABLE, 0)
         _drop_capabilities()
     while True:  # orphans are reparented here: reap them until the test process ends
         pid, status = os.wait()
@@ -234,10 +277,9 @@ def _init(request, fds, alive, prepared):
             os._exit(_exit_status(status))
 
 
-def _test_process(request, fds, prepared):
+def _test_process(request, fds):
     """C: made ready to run the sample's pytest as ``python -m pytest ARGS`` would in a fresh process (``main``
-    runs it, at the top level, so that the interpreter ends as a fresh one would); its test module's rewritten
-    code is the one the warm process prepared, where it reads the same file."""
+    runs it, at the top level, so that the interpreter ends as a fresh one would)."""
     output, results, token = fds
     if request["confined"]:  # without a sandbox it stays in the keeper's process group, which is killed whole
         os.setsid()
@@ -263,75 +305,9 @@ def _test_process(request, fds, prepared):
         numpy_random.seed()
     import pytest
 
-    if prepared is not None:
-        _use_prepared(*prepared)
     sys.argv[:] = [os.path.join(os.path.dirname(pytest.__file__), "__main__.py"), *request["arguments"],
                    f"--repoexec-results-fd={RESULTS_FD}", f"--repoexec-token-fd={TOKEN_FD}"]
     gc.enable()
-
-
-# --- the test module, rewritten once ----------------------------------------------------------------------
-
-_REWRITTEN = {}  # (path, source) -> the code pytest's assertion rewriter makes of it; most recently used last
-_REWRITTEN_KEPT = 16
-
-
-def _prepare_tests(request):
-    """(path, source, code) of the sample's test module (the file that pytest is asked to run) with its
-    assertions rewritten as the test process would rewrite them, made once for all the samples of a problem:
-    a module of hundreds of tests takes pytest tenths of a second to rewrite. None where there is none."""
-    view = request["view"]
-    files = dict(view["files"])
-    for path in request["arguments"]:
-        written = path
-        for alias, target in view["aliases"]:  # the tests may be named through an alias of the tree
-            if path.startswith(alias + "/"):
-                written = target + path[len(alias):]
-        if written in files and path.endswith(".py"):
-            source = base64.b64decode(files[written])
-            code = _REWRITTEN.pop((path, source), None) or _rewrite(path, source)
-            if code is None:
-                return None
-            _REWRITTEN[path, source] = code
-            while len(_REWRITTEN) > _REWRITTEN_KEPT:
-                del _REWRITTEN[next(iter(_REWRITTEN))]
-            return path, source, code
-    return None
-
-
-def _rewrite(path, source):
-    """What ``_pytest.assertion.rewrite._rewrite_test`` makes of the file. Its warnings are ignored, as the test
-    process ignores them (``-W ignore::pytest.PytestAssertRewriteWarning``); the configuration is pytest's
-    default, as the test process's own (an empty ini file) is. None where it does not parse: the test
-    process then says why."""
-    import ast
-    import warnings
-
-    from _pytest.assertion.rewrite import rewrite_asserts
-
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            tree = ast.parse(source, filename=path)
-            rewrite_asserts(tree, source, path, None)
-            return compile(tree, path, "exec", dont_inherit=True)
-    except Exception:
-        return None
-
-
-def _use_prepared(path, source, code):
-    """pytest's rewriting of the test module answered with the prepared code, for the same file with the same
-    bytes only; any other module is rewritten as usual."""
-    from _pytest.assertion import rewrite
-
-    rewrite_test = rewrite._rewrite_test
-
-    def prepared(fn, config):
-        if str(fn) == path and fn.read_bytes() == source:
-            return os.stat(fn), code
-        return rewrite_test(fn, config)
-
-    rewrite._rewrite_test = prepared
 
 
 # --- the warm process ------------------------------------------------------------------------------------
@@ -401,20 +377,20 @@ def _importable(module):
 
 def _serve(control):
     """Run samples until the engine closes the socket. Returns True in a forked test process, ready to run its
-    pytest; False in the warm process when it is done."""
+    pytest; False in the warm process when it is done. A sample comes as its pipes and a descriptor of its
+    request, which only the forked keeper reads."""
     me = os.getpid()
     while True:
-        request, fds = receive(control)
-        if request is None:
+        message, fds = receive(control)
+        if message is None:
             return False
-        if request.get("op") == "kill":  # for a sample that ended before it came
+        if message.get("op") == "kill":  # for a sample that ended before it came
             continue
-        prepared = _prepare_tests(request)
         keeper = os.fork()
         if keeper == 0:
             control.close()
             try:
-                if _keeper(request, fds, me, prepared):
+                if _keeper(fds, me):
                     return True
             except BaseException:
                 traceback.print_exc()
