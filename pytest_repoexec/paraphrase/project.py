@@ -127,7 +127,7 @@ def paraphrase(options: ParaphraseOptions, say: Callable[[str], None] = print) -
                 renames.sites, renames.overrides = traced.sites(renames), traced.overrides(renames)
         report.renamed = dict(renames.names)
         say(f"repoexec paraphrase: {name}: {len(renames.names)} identifiers renamed in the repository")
-        _rewrite_repository(renames)
+        renames.rewrite_files()
         for problem, manifest in manifests.items():
             _write_problem(folder / problem, project / problem, manifest, renames, report)
         report.traced_sites, report.renamed_overrides = renames.traced, renames.overridden
@@ -225,14 +225,6 @@ def _keep_interface(renames: Renames, interface: dict[tuple[ClassKey, str], str]
     for key, member in sorted(interface):
         renames.keep(key, member)
     return kept
-
-
-def _rewrite_repository(renames: Renames) -> None:
-    for path, module in renames.index.modules.items():
-        source = path.read_text(encoding="utf-8", errors="replace")
-        rewritten = renames.rewrite(source, module, path=path.relative_to(renames.index.root).as_posix())
-        if rewritten != source:
-            path.write_text(rewritten, encoding="utf-8")
 
 
 def _write_problem(source: Path, target: Path, manifest: dict[str, Any], renames: Renames,

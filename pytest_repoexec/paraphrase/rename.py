@@ -73,6 +73,14 @@ class Renames:
     def renamed(self, binding: Binding | None) -> bool:
         return binding is not None and binding.kind == "def" and binding.follows and binding.key in self.top
 
+    def rewrite_files(self) -> None:
+        """Every module of the repository rewritten in place with the new spellings."""
+        for path, module in self.index.modules.items():
+            source = path.read_text(encoding="utf-8", errors="replace")
+            rewritten = self.rewrite(source, module, path=path.relative_to(self.index.root).as_posix())
+            if rewritten != source:
+                path.write_text(rewritten, encoding="utf-8")
+
     def rewrite(self, source: str, module: str, klass: ClassKey | None = None, path: str | None = None) -> str:
         """``source`` read as code of ``module`` (with the module's bindings; its own for a module the repository
         lacks, such as a problem's test module), or as the body of its class ``klass`` (a method's reference),

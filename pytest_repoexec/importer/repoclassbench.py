@@ -1,0 +1,359 @@
+"""RepoClassBench's Python tasks into our format: ``python_data.json`` and the ``sources/`` tarballs (one per
+repository state) become one project per state, its tree with the benchmark's renamed task classes renamed
+by binding (the rename machinery of ``repoexec paraphrase``), and one class problem per task, judged by the
+task's test directives run in place (``suite``). A project is built in a staging folder and moved into place
+whole; a task that cannot be imported is reported by its id and leaves nothing behind."""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+import shutil
+import sys
+import tarfile
+import time
+import zlib
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import tomli_w
+
+from ..build.classes import Klass
+from ..build.context import Modules, full_context, module_classes
+from ..build.pipeline import put_in_place
+from ..build.requirements import declared_dependencies, requirement_files
+from ..paraphrase.index import Index
+from ..problem import PROBLEM_MANIFEST, PROJECT_MANIFEST
+from ..syntax import definition_text, node_text, parse, walk
+from .repoclassbench_names import Derived, derive
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+DATA = "python_data.json"
+SOURCES = "sources"
+REPORT = "import-report.json"
+SETTINGS = Path(__file__).with_name("repoclassbench.toml")
+
+
+class BenchmarkError(Exception):
+    """The benchmark folder cannot be read at all (no data file, a data file that is not the benchmark's)."""
+
+
+@dataclass(frozen=True)
+class Task:
+    """One task as published, with the file relative to its repository's root."""
+
+    task_id: str
+    class_name: str
+    path: str
+    repository: str  # owner/name
+    version: str | None
+    commit: str
+    directives: tuple[str, ...]
+    ground_truth: str
+    detailed: str
+    sketchy: str
+
+    @property
+    def project(self) -> str:
+        """The repository state's project name: ``litestar-1fb981da4b61``, as its tarball is named."""
+        return f"{self.repository.rpartition('/')[2]}-{self.commit[:12]}"
+
+
+@dataclass
+class TaskImport:
+    task: Task
+    source: str | None = None  # the tarball it came from
+    imported: bool = False
+    matches: bool | None = None  # the imported class equals the ground truth up to white space and decorators
+    code_matches: bool | None = None  # ... and up to its strings and comments (the benchmark renamed words there too)
+    difference: list[str] = field(default_factory=list)
+    error: str | None = None
+
+    def row(self) -> dict[str, Any]:
+        return {"task_id": self.task.task_id, "project": self.task.project, "problem": self.task.class_name,
+                "repository": self.task.repository, "version": self.task.version, "source": self.source,
+                "imported": self.imported, "class_matches": self.matches, "code_matches": self.code_matches,
+                "difference": self.difference,
+                "error": self.error}
+
+
+def read_tasks(folder: Path) -> list[Task]:
+    """The published tasks of ``folder/python_data.json``."""
+    path = folder / DATA
+    try:
+        records = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise BenchmarkError(f"{path}: cannot be read ({exc.strerror})") from None
+    except json.JSONDecodeError as exc:
+        raise BenchmarkError(f"{path}: not JSON ({exc})") from None
+    if not isinstance(records, list):
+        raise BenchmarkError(f"{path}: not a list of tasks")
+    tasks = []
+    for number, record in enumerate(records):
+        try:
+            tasks.append(_task(record))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise BenchmarkError(f"{path}: task {number} ({record.get('task_id', '?') if isinstance(record, dict) else '?'}):"
+                                 f" field {exc} missing or malformed") from None
+    return tasks
+
+
+def _task(record: dict[str, Any]) -> Task:
+    metadata = record["repo_metadata"]
+    setup = metadata.get("setup_details") or {}
+    instance = record["task_id"][:-len(record["class_name"]) - 1]
+    repository = setup.get("repo") or instance.rpartition("-")[0].replace("__", "/")
+    short = repository.rpartition("/")[2]
+    marker = f"{instance}/" if f"{instance}/" in record["file"] else f"repos/{short}/"
+    if marker not in record["file"]:
+        raise ValueError("'file' (no instance id or repos/<name>/ in it)")
+    # pytest-xdist's --dist=loadgroup reports a test of an xdist_group as "node id@group": the node id is before it
+    directives = (directive.rpartition("@")[0] if "@" in directive.rpartition("::")[2] else directive
+                  for directive in record["evaluation_metadata"]["test_directives"])
+    return Task(record["task_id"], record["class_name"], record["file"].split(marker, 1)[1], repository,
+                setup.get("version"), setup.get("base_commit") or metadata["commit_id"],
+                tuple(dict.fromkeys(directives)), record["ground_truth_class_body"],
+                record["detailed_description"], record["sketchy_description"])
+
+
+@dataclass
+class StateImport:
+    """One repository state's project: its tasks' outcomes and the renames read back from the ground truths."""
+
+    name: str
+    tasks: list[TaskImport]
+    renamed: dict[str, str] = field(default_factory=dict)
+    unresolved: list[str] = field(default_factory=list)
+
+    def row(self) -> dict[str, Any]:
+        return {"renamed": self.renamed, "unresolved": self.unresolved, "tasks": [task.row() for task in self.tasks]}
+
+
+def import_benchmark(folder: Path, out: Path, projects: set[str] | None = None) -> list[StateImport]:
+    """Import every repository state of the benchmark (or those named in ``projects``) into ``out``; each state's
+    outcome, also written as ``out/import-report.json``."""
+    tasks = read_tasks(folder)
+    states: dict[str, list[Task]] = {}
+    for task in tasks:
+        states.setdefault(task.project, []).append(task)
+    if projects and (unknown := projects - set(states)):
+        raise BenchmarkError(f"no such repository state: {', '.join(sorted(unknown))} (there are "
+                             f"{', '.join(sorted(states))})")
+    settings = tomllib.loads(SETTINGS.read_text(encoding="utf-8"))
+    out.mkdir(parents=True, exist_ok=True)
+    imported = [import_state(folder / SOURCES, state, settings.get(name, {}), out)
+                for name, state in sorted(states.items()) if projects is None or name in projects]
+    report = {"from": str(folder), "projects": {state.name: state.row() for state in imported}}
+    (out / REPORT).write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
+    return imported
+
+
+def import_state(sources: Path, tasks: list[Task], settings: dict[str, Any], out: Path) -> StateImport:
+    """One repository state's project into ``out/<project>``: whole, with the tasks that import, or nothing."""
+    name = tasks[0].project
+    outcomes = [TaskImport(task) for task in tasks]
+    state = StateImport(name, outcomes)
+    found = sorted(sources.glob(f"*-{tasks[0].commit[:12]}.tar.gz"))
+    if not found:
+        for outcome in outcomes:
+            outcome.error = (f"no source tree: sources/*-{tasks[0].commit[:12]}.tar.gz is not there (the PyPI release "
+                             f"nearest {tasks[0].repository} {tasks[0].version} would differ from the commit)")
+        return state
+    staging = out / f".{name}.importing-{os.getpid()}"
+    shutil.rmtree(staging, ignore_errors=True)
+    project = staging / name
+    try:
+        try:
+            date = _unpack(found[0], project / "repo")
+        except (tarfile.TarError, EOFError, OSError, zlib.error) as exc:
+            for outcome in outcomes:
+                outcome.source, outcome.error = found[0].name, f"{found[0].name}: cannot be unpacked ({exc})"
+            return state
+        for outcome in outcomes:
+            outcome.source = found[0].name
+        derived = _write_state(project, outcomes, settings, date)
+        state.renamed, state.unresolved = derived.names, derived.unresolved
+        if any(outcome.imported for outcome in outcomes):
+            put_in_place(project, out / name)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return state
+
+
+def _unpack(tarball: Path, target: Path) -> str:
+    """The tarball's one folder as ``target``; the commit's date (``git archive`` stamps every file with it)."""
+    unpacked = target.parent / ".unpacked"
+    with tarfile.open(tarball, "r:gz") as archive:
+        members = archive.getmembers()
+        tops = {member.name.split("/")[0] for member in members}
+        if len(tops) != 1:
+            raise tarfile.TarError(f"expected one top folder, found {len(tops)}")
+        archive.extractall(unpacked, filter="data")
+    (unpacked / tops.pop()).rename(target)
+    unpacked.rmdir()
+    stamp = max(member.mtime for member in members)
+    return datetime.fromtimestamp(stamp, timezone.utc).date().isoformat()
+
+
+def _write_state(project: Path, outcomes: list[TaskImport], settings: dict[str, Any], date: str) -> Derived:
+    repo = project / "repo"
+    import_root = "src" if all(o.task.path.startswith("src/") for o in outcomes) else "."
+    located = {}
+    for outcome in outcomes:
+        try:
+            located[outcome.task.task_id] = _locate(repo, import_root, outcome.task)
+        except LookupError as exc:
+            outcome.error = str(exc)
+    index = Index(repo, import_root)
+    derived = derive(index, {o.task.class_name: located[o.task.task_id][1] for o in outcomes if o.error is None},
+                     [outcome.task.ground_truth for outcome in outcomes])
+    derived.renames(index).rewrite_files()
+    for relative, text in settings.get("files", {}).items():
+        (repo / relative).parent.mkdir(parents=True, exist_ok=True)
+        (repo / relative).write_text(text, encoding="utf-8")
+    if plugins := settings.get("plugins"):
+        _load_plugins(repo, plugins)
+    modules = Modules(repo / import_root)
+    known = settings.get("known_failure", {})
+    for outcome in outcomes:
+        if outcome.error is None:
+            try:
+                _write_problem(project, modules, located[outcome.task.task_id][0], outcome, known)
+            except LookupError as exc:
+                outcome.error = str(exc)
+    requirements = [*declared_dependencies(repo), *requirement_files(repo), *settings.get("requirements", [])]
+    manifest = {"import_root": import_root, "requirements": list(dict.fromkeys(requirements)),
+                "resolve_before": settings.get("resolve_before", date), "source": {"path": "repo"}}
+    if exempt := settings.get("resolve_exempt"):
+        manifest["resolve_exempt"] = exempt
+    (project / PROJECT_MANIFEST).write_text(tomli_w.dumps(manifest), encoding="utf-8")
+    return derived
+
+
+def _locate(repo: Path, import_root: str, task: Task) -> tuple[str, str]:
+    """The task's module and its class's name in the upstream tree (the benchmark's, case aside)."""
+    path = repo / task.path
+    if not path.is_file():
+        raise LookupError(f"{task.task_id}: {task.path} is not in the tree")
+    names = [name for _, _, name in module_classes(parse(path.read_text(encoding="utf-8"))[1])]
+    found = [name for name in names if name == task.class_name] or \
+        [name for name in names if name.lower() == task.class_name.lower()]
+    if len(found) != 1:
+        raise LookupError(f"{task.task_id}: class {task.class_name!r} not found in {task.path} "
+                          f"({'defined twice' if found else 'no class of that name, case aside'})")
+    relative = Path(task.path).relative_to(import_root).with_suffix("")
+    parts = relative.parts[:-1] if relative.name == "__init__" else relative.parts
+    return ".".join(parts), found[0]
+
+
+def _write_problem(project: Path, modules: Modules, module: str, outcome: TaskImport,
+                   known: dict[str, str]) -> None:
+    """The task's problem folder, once its class and every test directive are found in the renamed tree."""
+    task, repo = outcome.task, project / "repo"
+    source = (repo / task.path).read_text(encoding="utf-8")
+    data, root = parse(source)
+    found = [(outer, node) for outer, node, name in module_classes(root) if name == task.class_name]
+    if not found:
+        raise LookupError(f"{task.task_id}: class {task.class_name!r} not in {task.path} after the rename")
+    outer, node = found[0]
+    reference = definition_text(data, outer, node)
+    _check_directives(repo, task)
+    truth = _without_decorators(task.ground_truth)
+    outcome.matches = _squeezed(truth) == _squeezed(_without_decorators(reference))
+    outcome.code_matches = _code(truth) == _code(_without_decorators(reference))
+    if not outcome.matches:
+        outcome.difference = list(difflib.unified_diff(
+            [line.strip() for line in truth.splitlines() if line.strip()],
+            [line.strip() for line in _without_decorators(reference).splitlines() if line.strip()],
+            "ground_truth_class_body", "imported", n=0, lineterm=""))[2:22]
+    try:
+        context = full_context(modules, Klass(task.path, module, task.class_name, reference, None, ()))
+    except StopIteration:  # a class the context reader cannot place (defined under a block): no context
+        context = ""
+    manifest: dict[str, Any] = {"module": module, "entry_point": task.class_name,
+                                "test_count": len(task.directives), "suite": list(task.directives)}
+    if task.task_id in known:
+        manifest["known_failure"] = known[task.task_id]
+    manifest["reference"] = reference.rstrip() + "\n"
+    manifest["prompt"] = {"description_detailed": task.detailed, "description_sketchy": task.sketchy,
+                          "context": {"full": context}}
+    folder = project / task.class_name
+    folder.mkdir()
+    (folder / PROBLEM_MANIFEST).write_text(tomli_w.dumps(manifest, multiline_strings=True), encoding="utf-8")
+    outcome.imported = True
+
+
+def _check_directives(repo: Path, task: Task) -> None:
+    """Each directive's file is in the tree and each name along its node id is a name of that file."""
+    names: dict[str, set[str]] = {}
+    for directive in task.directives:
+        path, *parts = directive.split("[", 1)[0].split("::")
+        if path not in names:
+            if not (repo / path).is_file():
+                raise LookupError(f"{task.task_id}: test directive {directive}: {path} is not in the tree")
+            tree = parse((repo / path).read_text(encoding="utf-8", errors="replace"))[1]
+            names[path] = {node_text(node) for node in walk(tree) if node.type == "identifier"}
+        if missing := [part for part in parts if part not in names[path]]:
+            raise LookupError(f"{task.task_id}: test directive {directive} names no test of the tree "
+                              f"({', '.join(missing)} not in {path})")
+
+
+def _without_decorators(text: str) -> str:
+    """A class's source from its ``class`` line on."""
+    data, root = parse(text)
+    classes = [node for node in walk(root) if node.type == "class_definition"]
+    return data[classes[0].start_byte:].decode("utf-8") if classes else text
+
+
+def _squeezed(text: str) -> str:
+    return "".join(text.split())
+
+
+def _code(text: str) -> list[str]:
+    """The source's tokens less its comments and the contents of its strings."""
+    data, root = parse(text)
+    return [node_text(node) for node in walk(root) if not node.children and node.type not in ("comment",
+            "string_content", "string_start", "string_end", "escape_sequence")]
+
+
+def _load_plugins(repo: Path, plugins: list[str]) -> None:
+    """The pytest plugins the project's configuration loads through its ``addopts`` or entry points, which a
+    run without plugin auto-loading (the engine's) does not: named by the root ``conftest.py``."""
+    conftest = repo / "conftest.py"
+    before = conftest.read_text(encoding="utf-8") if conftest.is_file() else ""
+    line = f"pytest_plugins = [*globals().get('pytest_plugins', ()), *{plugins!r}]  # added by repoexec import\n"
+    conftest.write_text(before + ("\n" if before and not before.endswith("\n") else "") + line, encoding="utf-8")
+
+
+def command(folder: Path, out: Path, projects: str | None) -> int:
+    """``repoexec import --format repoclassbench``: import, print a table per repository state, each task that was
+    not imported with its reason and each class that differs from the ground truth; 1 when any task failed."""
+    started = time.monotonic()
+    try:
+        states = import_benchmark(folder, out, set(projects.split(",")) if projects else None)
+    except BenchmarkError as exc:
+        print(f"repoexec import: {exc}", file=sys.stderr)
+        return 2
+    print(f"{'project':28} {'tasks':>5} {'imported':>8} {'class matches':>13} {'code matches':>12} {'renamed':>7}")
+    for state in states:
+        rows = state.tasks
+        print(f"{state.name:28} {len(rows):>5} {sum(o.imported for o in rows):>8} "
+              f"{sum(bool(o.matches) for o in rows):>13} {sum(bool(o.code_matches) for o in rows):>12} "
+              f"{len(state.renamed):>7}")
+        for note in state.unresolved:
+            print(f"    rename not read back: {note}")
+    outcomes = [outcome for state in states for outcome in state.tasks]
+    for outcome in outcomes:
+        if outcome.error:
+            print(f"not imported: {outcome.task.task_id}: {outcome.error}")
+        elif not outcome.code_matches:
+            print(f"differs from the ground truth: {outcome.task.task_id}: " + " | ".join(outcome.difference[:4]))
+    print(f"written to {out} (report: {out / REPORT}) in {time.monotonic() - started:.1f} s")
+    return 1 if any(outcome.error for outcome in outcomes) else 0

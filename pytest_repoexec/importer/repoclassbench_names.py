@@ -1,0 +1,94 @@
+"""RepoClassBench's renames, read back from its ground truths: the benchmark case-flipped not only its task
+classes but the repository definitions they use (classes, functions, methods), and published no table of them.
+A name of a ground truth that the upstream tree lacks, and that equals one of the tree's definitions but for
+case, is that definition renamed; the task classes are matched first, then a member role (``.x``, a method's
+``def x``) prefers a method, a bare name a module-level definition. What stays ambiguous or unmatched is
+reported, not guessed."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from tree_sitter import Node
+
+from ..paraphrase.index import ClassKey, Index, identifiers, top_level
+from ..paraphrase.rename import Renames
+from ..syntax import node_text, parse, unwrap, walk
+
+
+@dataclass
+class Derived:
+    names: dict[str, str] = field(default_factory=dict)  # upstream spelling -> the benchmark's
+    top: set[ClassKey] = field(default_factory=set)  # (module, name) of renamed module-level definitions
+    own: dict[ClassKey, set[str]] = field(default_factory=dict)  # renamed methods, by the classes defining them
+    unresolved: list[str] = field(default_factory=list)  # "new: why", for names no single definition explains
+
+    def renames(self, index: Index) -> Renames:
+        return Renames(index, dict(self.names), top=set(self.top), own={k: set(v) for k, v in self.own.items()})
+
+
+def derive(index: Index, classes: dict[str, str], ground_truths: Iterable[str]) -> Derived:
+    """The renames that explain ``ground_truths`` over the tree of ``index``; ``classes`` maps each task class's
+    benchmark name to its upstream name (found in its file)."""
+    top_defs: dict[str, set[str]] = {}
+    for module, tree in index.trees.items():
+        for node in map(unwrap, top_level(tree)):
+            if node.type in ("function_definition", "class_definition"):
+                top_defs.setdefault(node_text(node.child_by_field_name("name")), set()).add(module)
+    member_defs: dict[str, set[ClassKey]] = {}
+    for key, klass in index.classes.items():
+        for member in klass.child_by_field_name("body").named_children:
+            if unwrap(member).type == "function_definition":
+                member_defs.setdefault(node_text(unwrap(member).child_by_field_name("name")), set()).add(key)
+    by_lower: dict[str, set[str]] = {}
+    for name in (*top_defs, *member_defs):
+        by_lower.setdefault(name.lower(), set()).add(name)
+    upstream = {name for tree in index.trees.values() for name in identifiers(tree)}
+    derived = Derived()
+    taken: dict[str, str] = {}  # old -> new, one spelling for one old name
+    roles: dict[str, set[str]] = {}
+    for text in ground_truths:
+        for new, role in _names(text):
+            roles.setdefault(new, set()).add(role)
+    for new, old in classes.items():
+        if new != old:
+            taken[old] = new
+    for new in sorted(roles):
+        if new in taken.values() or new in upstream or new.lower() not in by_lower:
+            continue
+        candidates = sorted(by_lower[new.lower()] - set(taken))
+        if len(candidates) > 1:
+            fitting = [old for old in candidates if ("member" in roles[new] and old in member_defs) or
+                       ("bare" in roles[new] and old in top_defs)]
+            candidates = fitting if fitting else candidates
+        if len(candidates) != 1:
+            derived.unresolved.append(f"{new}: " + (f"one of {', '.join(candidates)}" if candidates else
+                                                    "its upstream spelling is already renamed otherwise"))
+            continue
+        taken[candidates[0]] = new
+    for old, new in taken.items():
+        derived.names[old] = new
+        derived.top |= {(module, old) for module in top_defs.get(old, ())}
+        for key in member_defs.get(old, ()):
+            derived.own.setdefault(key, set()).add(old)
+    return derived
+
+
+def _names(text: str) -> Iterable[tuple[str, str]]:
+    """Each identifier of a class's source with its role: ``member`` (an attribute, a method's name) or ``bare``."""
+    for node in walk(parse(text)[1]):
+        if node.type != "identifier":
+            continue
+        parent = node.parent
+        member = parent is not None and (
+            (parent.type == "attribute" and parent.child_by_field_name("attribute") == node) or
+            (parent.type == "function_definition" and parent.child_by_field_name("name") == node
+             and _in_class(parent)))
+        yield node_text(node), "member" if member else "bare"
+
+
+def _in_class(node: Node) -> bool:
+    outer = node.parent.parent if node.parent is not None and node.parent.type == "decorated_definition" else node.parent
+    return outer is not None and outer.type == "block" and outer.parent is not None and \
+        outer.parent.type == "class_definition"
