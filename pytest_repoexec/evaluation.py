@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from .candidate import (Candidate, candidate_diff, candidate_module, dependency_share, focal_module,
                         make_candidate, module_syntax_error)
+from .decoy import Decoys
 from .environment import ProjectEnv
 from .executor import Executor, RunOptions, SampleRun
 from .problem import Problem
@@ -39,10 +40,11 @@ class Evaluation:
 def evaluate(
     problem: Problem, sample: int, completion: str, env: ProjectEnv, executor: Executor,
     store: ResultStore | None = None, fail_fast: bool = False, test_timeouts: Mapping[str, float] | None = None,
+    decoys: Decoys | None = None,
 ) -> Evaluation:
     """The sample's verdict: from the result store where the same module was judged before, else run (up to
     its first failing test with ``fail_fast``: enough for pass@k, not for TR; each test within its own limit
-    from ``test_timeouts`` where it has one)."""
+    from ``test_timeouts`` where it has one); a pass then stands only if the sample fails its ``decoys``."""
     options = RunOptions(first_failure=fail_fast, test_timeouts=tuple(sorted((test_timeouts or {}).items())))
     if store is not None:  # by the completion's text: no candidate module to put together and hash
         environment, variant = env.python.parent.parent.name, {"test_timeouts": options.test_timeouts}
@@ -53,16 +55,16 @@ def evaluate(
     candidate = make_candidate(problem, completion)
     if candidate.error_type is not None:
         return _judged(problem, sample, candidate, None, fail_fast)
+    original = focal_module(problem, env)
+    module = candidate_module(problem, original, candidate)
     if store is None:
-        return _run(problem, sample, candidate, candidate_module(problem, focal_module(problem, env), candidate), env,
-                    executor, options)
-    module = candidate_module(problem, focal_module(problem, env), candidate)
+        return _run(problem, sample, candidate, module, original, env, executor, options, decoys)
     key = store.key(problem, environment, module, variant)
     with store.slot(key) as slot:
         if slot.stored is not None:
             store.put_alias(alias, key)
             return _read_back(problem, sample, completion, candidate, slot.stored, slot.durations)
-        evaluation = _run(problem, sample, candidate, module, env, executor, options)
+        evaluation = _run(problem, sample, candidate, module, original, env, executor, options, decoys)
         slot.put(evaluation.result.to_dict(), evaluation.durations or {})
         store.put_alias(alias, key)
         state = "replaced" if slot.unreadable else "evaluated"
@@ -78,14 +80,22 @@ def _read_back(problem: Problem, sample: int, completion: str, candidate: Candid
                       completion, None, durations, candidate)
 
 
-def _run(problem: Problem, sample: int, candidate: Candidate, module: str, env: ProjectEnv, executor: Executor,
-         options: RunOptions) -> Evaluation:
-    """Run the candidate module, unless it does not parse."""
+def _run(problem: Problem, sample: int, candidate: Candidate, module: str, original: str, env: ProjectEnv,
+         executor: Executor, options: RunOptions, decoys: Decoys | None) -> Evaluation:
+    """Run the candidate module, unless it does not parse; a pass is then checked against the decoy."""
     error = module_syntax_error(module)
     if error is not None:
         candidate = dataclasses.replace(candidate, error_type=ErrorType.SYNTAX_ERROR, error=error)
         return _judged(problem, sample, candidate, None, options.first_failure)
-    return _judged(problem, sample, candidate, executor.run(env, problem, module, options), options.first_failure)
+    evaluation = _judged(problem, sample, candidate, executor.run(env, problem, module, options), options.first_failure)
+    if decoys is None or not evaluation.result.passed:
+        return evaluation
+    state, why = decoys.check(problem, env, executor, module, original, options)
+    result = dataclasses.replace(evaluation.result, decoy=state)
+    if why is not None:
+        result = dataclasses.replace(result, passed=False, tests_passed=0, error_type=ErrorType.TAMPERED,
+                                     failed_test=None, error_log=f"Tampered: {why}")
+    return dataclasses.replace(evaluation, result=result)
 
 
 def _judged(problem: Problem, sample: int, candidate: Candidate, run: SampleRun | None, fail_fast: bool) -> Evaluation:

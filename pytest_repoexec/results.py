@@ -34,6 +34,8 @@ class SampleResult:
     #   (evaluated, where the store held an entry that could not be read); None when nothing was run
     phases: dict[str, float] = field(default_factory=dict)  # seconds the run spent in each phase (executor.SampleRun)
     diff: str | None = None  # the candidate against the reference, as a unified diff; None without a candidate
+    decoy: str | None = None  # a passing sample's decoy check (``decoy``): "held", "caught" (then it is
+    #   Tampered), or "unavailable: why"; None where no check ran (not passed, or not a scoring run)
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON types only: the error type as its string."""
