@@ -26,6 +26,7 @@ from . import progress, transport
 from .collection import ProblemFile, ProblemLoader
 from .debugging import DebugPhase
 from .environment import EnvironmentBuildError, Environments, ProjectEnv
+from .decoy import Decoys
 from .evaluation import REFERENCE, Evaluation, evaluate
 from .executor import ProblemLayoutError, SubprocessExecutor
 from .failure import SampleFailed, describe_failure
@@ -173,7 +174,7 @@ class ScoringSession:
     def judge(self, problem: Problem, sample: int, completion: str) -> Evaluation:
         limits = None if completion == problem.reference else self.relative_timeouts(problem)
         return evaluate(problem, sample, completion, self.environment(problem), self.executor, self.store,
-                        self.settings.fail_fast, limits)
+                        self.settings.fail_fast, limits, self.decoys)
 
     def pytest_repoexec_judge(self, problem: Problem, sample: int, completion: str) -> Evaluation:
         """A generator's oracle (see ``hookspecs``): the items' own judge."""
@@ -189,13 +190,18 @@ class ScoringSession:
             return None
         if problem.id not in self._timeouts:
             reference = evaluate(problem, REFERENCE, problem.reference, self.environment(problem), self.executor,
-                                 self.store, settings.fail_fast)
+                                 self.store, settings.fail_fast, decoys=self.decoys)
             cap = problem.timeout or settings.test_timeout
             self._timeouts[problem.id] = {
                 name: round(min(cap, max(settings.min_timeout, settings.timeout_factor * seconds)), 3)
                 for name, seconds in (reference.durations or {}).items()
             } if reference.result.passed and reference.durations else None
         return self._timeouts[problem.id]
+
+    @functools.cached_property
+    def decoys(self) -> Decoys:
+        """Every passing sample is checked against a decoy of its tests (``decoy``)."""
+        return Decoys(self.settings.cache / "decoys")
 
     @functools.cached_property
     def store(self) -> ResultStore:
