@@ -395,3 +395,31 @@ def test_a_renamed_read_renames_a_sibling_definition_it_also_finds(tmp_path: Pat
         "    def eXpIrE(self):\n        return 1\n\n    def get(self):\n        return 0\n\n\n"
         "class Other(BAsE):\n    def eXpIrE(self):\n        return 2\n\n    def again(self):\n"
         "        return self.eXpIrE()\n")
+
+
+def test_a_member_a_repository_base_declares_is_renamed_everywhere_or_nowhere(tmp_path: Path) -> None:
+    """marshmallow's case: ``Field`` (not a benchmark class) declares ``_serialize`` abstract and calls it;
+    renaming it in the benchmark's ``String`` alone left ``String`` abstract. It is kept in both, while a member
+    only the benchmark class defines is renamed, and one the benchmark's own base renames is renamed in both."""
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "fields.py").write_text(
+        "import abc\n\n\nclass Field(abc.ABC):\n    @abc.abstractmethod\n    def _serialize(self, value):\n"
+        "        ...\n\n    def serialize(self, value):\n        return self._serialize(value)\n\n\n"
+        "class String(Field):\n    def _serialize(self, value):\n        return str(value)\n\n"
+        "    def strip(self, value):\n        return self._serialize(value).strip()\n\n\n"
+        "class Email(String):\n    def strip(self, value):\n        return value\n")
+    field_, string, email = ("pkg.fields", "Field"), ("pkg.fields", "String"), ("pkg.fields", "Email")
+    index = Index(tmp_path, ".")
+    renames = Renames(index, {"String": "STrInG", "Email": "EmAiL", "_serialize": "_sErIaLiZe", "strip": "sTrIp"},
+                      {string, email}, {string: {"_serialize", "strip"}, email: {"strip"}})
+    assert index.defines(field_) == {"_serialize", "serialize"}
+    assert renames.keep_inherited() == {"String._serialize": "pkg.fields.Field"}
+    assert "_serialize" not in renames.names and renames.own == {string: {"strip"}, email: {"strip"}}
+    rewritten = renames.rewrite((tmp_path / "pkg" / "fields.py").read_text(), "pkg.fields")
+    assert "def _serialize(self, value):\n        return str(value)" in rewritten
+    assert "    def sTrIp(self, value):\n        return self._serialize(value).strip()" in rewritten
+    assert "class EmAiL(STrInG):\n    def sTrIp(self, value):" in rewritten
+    namespace: dict = {}
+    exec(compile(rewritten, "fields.py", "exec"), namespace)  # the renamed classes still instantiate and work
+    assert namespace["STrInG"]().sTrIp(" a ") == "a" and namespace["EmAiL"]().serialize(3) == "3"

@@ -128,6 +128,20 @@ class Index:
             return binding.key
         return None
 
+    def defines(self, key: ClassKey) -> set[str]:
+        """The names a class's body defines: its methods (abstract ones included) and its class attributes."""
+        found = set()
+        for node in self.classes[key].child_by_field_name("body").named_children:
+            node = unwrap(node)
+            if node.type in ("function_definition", "class_definition"):
+                found.add(node_text(node.child_by_field_name("name")))
+            elif node.type == "expression_statement" and node.named_children and \
+                    node.named_children[0].type == "assignment":
+                target = node.named_children[0].child_by_field_name("left")
+                if target is not None and target.type == "identifier":
+                    found.add(node_text(target))
+        return found
+
     def bases(self, key: ClassKey) -> list[ClassKey]:
         """The repository classes ``key`` derives from directly."""
         arguments = self.classes[key].child_by_field_name("superclasses")

@@ -61,6 +61,7 @@ class ParaphraseReport:
     problems: list[dict[str, Any]] = field(default_factory=list)
     traced_sites: int = 0  # member reads renamed only because the trace saw a benchmark instance's read there
     kept_as_interface: dict[str, str] = field(default_factory=dict)  # Class.member -> the base outside that defines it
+    kept_as_inherited: dict[str, str] = field(default_factory=dict)  # Class.member -> the repository base defining it
     renamed_overrides: int = 0  # definitions renamed only because the trace saw them override a renamed member
     renamed_alongside: list[str] = field(default_factory=list)  # Class.member: a renamed read finds it too
 
@@ -86,6 +87,10 @@ class ParaphraseReport:
         if self.renamed_alongside:
             lines.append(f"{len(self.renamed_alongside)} members of other repository classes renamed with them (a "
                          f"renamed read finds their definitions too): {', '.join(self.renamed_alongside)}")
+        if self.kept_as_inherited:
+            lines.append(f"{len(self.kept_as_inherited)} members kept as written, a repository base outside the "
+                         "benchmark defines them too: " + ", ".join(f"{member} ({base})"
+                                                                    for member, base in self.kept_as_inherited.items()))
         if self.kept_as_interface:
             lines.append(f"{len(self.kept_as_interface)} members kept as written, a base outside the repository "
                          "defines them: " + ", ".join(f"{member} ({base})"
@@ -95,7 +100,8 @@ class ParaphraseReport:
     def write(self, folder: Path) -> None:
         document = {"project": self.project, "from": self.origin, "problems_in": len(self.problems),
                     "renamed": self.renamed, "passed_over": self.passed_over, "traced_sites": self.traced_sites,
-                    "kept_as_interface": self.kept_as_interface, "renamed_overrides": self.renamed_overrides,
+                    "kept_as_interface": self.kept_as_interface, "kept_as_inherited": self.kept_as_inherited,
+                    "renamed_overrides": self.renamed_overrides,
                     "renamed_alongside": self.renamed_alongside,
                     "admitted": self.admitted,
                     "dropped": len(self.problems) - self.admitted,
@@ -118,6 +124,7 @@ def paraphrase(options: ParaphraseOptions, say: Callable[[str], None] = print) -
         say(f"repoexec paraphrase: {name}: copying the repository")
         import_root = _copy_source(folder, project, options.cache)
         renames = _choose(Index(project / "repo", import_root), manifests, report)
+        report.kept_as_inherited = renames.keep_inherited()
         if options.trace:
             say(f"repoexec paraphrase: {name}: tracing the problems' tests on the original repository")
             traced = _trace(folder, manifests, renames, options, say)

@@ -70,6 +70,20 @@ class Renames:
         if all(member not in members for members in self.own.values()) and all(n != member for _, n in self.top):
             self.names.pop(member, None)
 
+    def keep_inherited(self) -> dict[str, str]:
+        """A member that a repository base also defines without renaming it (an abstract declaration, a default
+        its other subclasses override and its own code calls) is the same member there: renaming it in the
+        benchmark class alone would split it, so it is kept as written (``keep``). ``Class.member`` -> that base."""
+        kept = {}
+        for key in sorted(self.own):
+            for member in sorted(self.own.get(key, ())):
+                base = next((base for base in sorted(self.lineage(key) - {key}) if member in
+                             self.index.defines(base) and member not in self.own.get(base, ())), None)
+                if base is not None:
+                    kept[f"{key[1]}.{member}"] = f"{base[0]}.{base[1]}"
+                    self.keep(key, member)
+        return kept
+
     def renamed(self, binding: Binding | None) -> bool:
         return binding is not None and binding.kind == "def" and binding.follows and binding.key in self.top
 
