@@ -20,6 +20,7 @@ from .build.command import register as register_build
 from .document import percent, write_text
 from .paraphrase.command import register as register_paraphrase
 from .importer.convert import load_pins, write_project
+from .importer.repoclassbench import command as import_repoclassbench
 from .importer.sources import Problems, SourceError, read_data_folder, read_hugging_face
 from .leaderboard import compare, render
 from .merge import merge
@@ -36,6 +37,9 @@ def main(argv: list[str] | None = None) -> int:
     importing.add_argument("--outputs", type=Path, default=None,
                            help="for the Hugging Face form: a RepoExec data folder with the pickled outputs")
     importing.add_argument("--projects", default=None, help="comma-separated project folders to import (default all)")
+    importing.add_argument("--format", choices=("repoexec", "repoclassbench"), default="repoexec",
+                           help="the benchmark SOURCE holds: RepoExec (default), or RepoClassBench's Python part "
+                                "(python_data.json and sources/*.tar.gz; --projects names repository states)")
     setting_up = commands.add_parser("setup", help="install bubblewrap with the system's package manager if it is "
                                                    "missing, and check that it can make a sandbox here")
     setting_up.add_argument("--browser", action="store_true",
@@ -66,6 +70,8 @@ def main(argv: list[str] | None = None) -> int:
         return compare_command(args.runs, args.format == "md", args.resamples, args.confidence, args.seed, args.html)
     if args.command == "merge":
         return merge_command(args.shards, args.out, args.html)
+    if args.format == "repoclassbench":
+        return import_repoclassbench(args.source, args.out, args.projects)
     return import_command(args.source, args.out, args.outputs, args.projects)
 
 
