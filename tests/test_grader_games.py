@@ -1,0 +1,116 @@
+"""Grader games (issue 23): no game of ``grader_games.CATALOGUE`` passes, and no sample finds a channel.
+
+One whole run judges the catalogue at once, against the shipped problems themselves (``problems/``), from one
+replay file: each of the three problems gets its reference first (a control that must pass), then the probe
+writers, the attacks, and the probe readers last. It runs with the warm executor, with the process executor,
+and with the warm one under ``-n 2``; every sample's outcome (from the JSON report) must be one its game
+allows. After the run, nothing named by the run's marker is on the host (the real home folder, ``/tmp``,
+``/dev/shm``, the cache) and no process the probes started is left.
+
+The runs go through a subprocess, as the hostile suite's do: a game that got out must not take this test's
+process with it.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import uuid
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from conftest import SHIPPED, write_replay
+from grader_games import ATTACK, ATTACKS, CATALOGUE, FAMILIES, PASSED, READER, WRITER, Game
+from pytest_repoexec.problem import load_problem
+from test_hostile import REAL_HOME, leftovers, leftovers_after_grace, marked_files
+
+# in the catalogue's order (slugify, word_frequencies, money_add): the last problem's probe reader runs after the
+# other problems' writers
+PROBLEMS = {name: load_problem(SHIPPED / name / "problem.toml") for name in dict.fromkeys(g.problem for g in CATALOGUE)}
+ORDER = (WRITER, ATTACK, READER)  # within a problem, after its reference: writers first, readers last
+# No relative timeouts: an attack's first call may read PID 1's memory, well past ten times a reference's test.
+LIMITS = ("--repoexec-timeout-factor=0", "--repoexec-timeout=30", "--repoexec-sample-timeout=90")
+
+
+def catalogue_replay(path: Path, marker: str) -> tuple[Path, dict[tuple[str, int], Game | None]]:
+    """The replay file, and what each sample is: its game, or None for the problem's reference."""
+    context = {"marker": repr(marker)}
+    completions: dict[str, list[str]] = {}
+    layout: dict[tuple[str, int], Game | None] = {}
+    for problem_id, problem in PROBLEMS.items():
+        games = sorted((game for game in CATALOGUE if game.problem == problem_id), key=lambda g: ORDER.index(g.role))
+        completions[problem_id] = [problem.reference] + [game.completion(problem.reference, context) for game in games]
+        layout.update({(problem_id, index): game for index, game in enumerate([None, *games])})
+    return write_replay(path, completions), layout
+
+
+def outcome(sample: dict) -> str:
+    return PASSED if sample["passed"] else sample["error_type"]
+
+
+def misjudged(report: dict, layout: dict[tuple[str, int], Game | None]) -> list[str]:
+    """Each sample whose outcome its game does not allow, one line each, ready to read in a failure."""
+    samples = {(sample["problem"], sample["sample"]): sample for sample in report["samples"]}
+    problems = []
+    if set(samples) != set(layout):
+        problems.append(f"the report's samples differ from the replay's: missing {sorted(set(layout) - set(samples))}")
+    for key, game in sorted(layout.items(), key=lambda item: item[0]):
+        sample = samples.get(key)
+        if sample is None:
+            continue
+        allowed = game.expected if game else (PASSED,)
+        if outcome(sample) not in allowed:
+            label = f"{game.family}: {game.name}" if game else "the reference"
+            log = " ".join((sample.get("error_log") or "").split())[:240]
+            problems.append(f"{label} ({key[0]}[{key[1]}]) got {outcome(sample).upper() if sample['passed'] else outcome(sample)}"
+                            f", allowed {' or '.join(allowed)} ({sample['tests_passed']}/{sample['tests_total']} "
+                            f"tests passed): {log}")
+    return problems
+
+
+def test_the_catalogue_covers_the_five_families_after_the_check_and_the_probes():
+    families = Counter(game.family for game in ATTACKS)
+    assert set(families) == set(FAMILIES) and min(families.values()) >= 3, families
+    assert len(ATTACKS) >= 40
+    assert sum(game.after_check for game in ATTACKS) >= 8
+    assert {game.problem for game in ATTACKS} == set(PROBLEMS)
+    assert all(PASSED not in game.expected for game in ATTACKS), "an attack may never pass"
+    probes = [game for game in CATALOGUE if game.role != ATTACK]
+    assert {game.role for game in probes} == {WRITER, READER}
+    assert all(game.expected == (PASSED,) for game in probes)
+
+
+@pytest.mark.parametrize("game", [game for game in CATALOGUE if game.role == ATTACK], ids=lambda game: game.name)
+def test_every_attack_starts_from_a_candidate_that_is_a_whole_function(game):
+    problem = PROBLEMS[game.problem]
+    text = game.completion(problem.reference, {"marker": repr("rx0000000000000")})
+    compile(text, game.name, "exec")
+    assert text.startswith(problem.reference.strip("\n").partition("\n")[0] + "\n")
+
+
+@pytest.mark.timeout(900)
+@pytest.mark.parametrize(("workers", "executor"), [(0, "warm"), (0, "process"), (2, "warm")],
+                         ids=["warm", "process", "xdist-warm"])
+def test_no_grader_game_passes_and_no_sample_finds_a_channel(run_repoexec, pytester, repoexec_cache, workers, executor):
+    marker = "rx" + uuid.uuid4().hex[:13]
+    replay, layout = catalogue_replay(pytester.path / "games.jsonl", marker)
+    xdist = ["-n", str(workers)] if workers else []
+    try:
+        result, report = run_repoexec(*(str(SHIPPED / problem) for problem in PROBLEMS), f"--repoexec-model=replay:{replay}",
+                                      f"--repoexec-executor={executor}", *LIMITS, *xdist, subprocess=True)
+        assert report is not None, "no report; the run's output ends:\n" + "\n".join(result.outlines[-30:])
+        assert report.get("sandbox") not in (None, "none") and report.get("executor") == executor
+        problems = misjudged(report, layout)
+        for folder, recursive in ((REAL_HOME, False), (Path("/tmp"), False), (Path("/dev/shm"), False),
+                                  (repoexec_cache, True)):
+            problems += [f"a sample left {path} on the host" for path in marked_files(folder, marker, recursive)]
+        problems += [f"process {pid} outlived the run: {what}" for pid, what in leftovers_after_grace(marker)]
+        assert not problems, f"{len(problems)} problems:\n" + "\n".join(problems)
+    finally:
+        for pid, _ in leftovers(marker):
+            os.kill(pid, signal.SIGKILL)
+        for folder in (REAL_HOME, Path("/tmp"), Path("/dev/shm")):
+            for path in marked_files(folder, marker, recursive=False):
+                path.unlink(missing_ok=True)
