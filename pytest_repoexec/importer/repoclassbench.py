@@ -357,3 +357,22 @@ def command(folder: Path, out: Path, projects: str | None) -> int:
             print(f"differs from the ground truth: {outcome.task.task_id}: " + " | ".join(outcome.difference[:4]))
     print(f"written to {out} (report: {out / REPORT}) in {time.monotonic() - started:.1f} s")
     return 1 if any(outcome.error for outcome in outcomes) else 0
+
+
+def emptied(reference: str) -> str:
+    """The class with every method's body (its docstring aside) replaced by ``pass``: what a task's tests must
+    fail, if they test the class at all."""
+    data, root = parse(reference)
+    edits = []
+    for node in walk(root):
+        if node.type == "function_definition":
+            body = node.child_by_field_name("body")
+            statements = body.named_children
+            keep = statements[:1] if statements and statements[0].type == "expression_statement" and \
+                statements[0].named_children[0].type == "string" else []
+            start = keep[0].end_byte if keep else body.start_byte
+            edits.append((start, body.end_byte, ("\n" + " " * body.start_point[1] if keep else "") + "pass"))
+    for start, end, text in sorted(edits, reverse=True):
+        if not any(s <= start and end <= e and (s, e) != (start, end) for s, e, _ in edits):
+            data = data[:start] + text.encode("utf-8") + data[end:]
+    return data.decode("utf-8")
