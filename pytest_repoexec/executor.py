@@ -24,6 +24,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
+from . import syntax
 from .environment import ProjectEnv, StaleRuntimeError
 from .problem import Problem
 from .sandbox import (
@@ -151,7 +152,8 @@ class SubprocessExecutor:
         tree = sample_tree(env.source_root, files)
         masks = tuple((path, files[focal] if path.suffix == ".py" else b"") for path in reference_copies(env, focal))
         with tempfile.TemporaryDirectory(prefix="repoexec-sample-") as scratch:
-            launch = self._plan(env, problem, tree, Path(scratch), focal, options, masks)
+            launch = self._plan(env, problem, tree, Path(scratch), focal, options, masks,
+                                candidate_lines(module_source, problem))
             token = secrets.token_hex(16)
             started = time.monotonic()
             watched = self._execute(env, problem, launch, token)
@@ -169,7 +171,7 @@ class SubprocessExecutor:
 
     def _plan(
         self, env: ProjectEnv, problem: Problem, tree: Tree, scratch: Path, focal: Path, options: RunOptions,
-        masks: tuple[tuple[Path, bytes], ...] = (),
+        masks: tuple[tuple[Path, bytes], ...] = (), candidate_lines: str | None = None,
     ) -> Launch:
         confined = isinstance(self.sandbox, Bubblewrap)
         limits = self.limits.overridden(problem.limits)
@@ -198,6 +200,7 @@ class SubprocessExecutor:
             # (a long traceback, a deep recursion's, may take a second to format, and an alarm there loses it)
             "-o", "timeout_func_only=true",
             f"--repoexec-limits={limits.rlimits()}", f"--repoexec-focal-module={problem.module}",
+            *([f"--repoexec-candidate-lines={candidate_lines}"] if candidate_lines else []),
             f"--rootdir={root}", "-p", "no:cacheprovider", "-q", "--tb=short", "-rN", "--color=no",
             # a warm process imported both plugins before pytest could rewrite them (they have no assertions)
             "-W", "ignore::pytest.PytestAssertRewriteWarning",
@@ -550,6 +553,18 @@ def _died_in(test: TestOutcome, last_phase: str, stopped: ErrorType | None) -> T
         else (ErrorType.EARLY_EXIT, "the test process ended during this test")
     )
     return replace(test, outcome="error" if last_phase == "call" else "failed", error_type=kind, message=why)
+
+
+def candidate_lines(module_source: str, problem: Problem) -> str | None:
+    """FIRST-LAST: the lines of the entry point's definition in the module (the candidate's code, which the
+    inner plugin's audit hook watches), or None where it cannot be found (the whole module is watched)."""
+    try:
+        definition = syntax.find_definition(module_source, problem.entry_point, problem.kind)
+    except syntax.DefinitionNotFound:
+        return None
+    data = module_source.encode("utf-8")
+    first, last = (data.count(b"\n", 0, offset) + 1 for offset in (definition.start_byte, definition.end_byte))
+    return f"{first}-{last}"
 
 
 @functools.lru_cache(maxsize=256)

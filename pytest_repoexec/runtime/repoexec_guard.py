@@ -1,17 +1,21 @@
 """What the inner plugin does against the candidate it runs beside: limits set before any candidate code runs,
 the engine's kinds for what a limit does to a test, and the checks against known ways of gaming a grader.
 
-A candidate runs in the same interpreter as pytest and this plugin, so none of this can stop code that sets
-out to defeat this very module (it can read and patch anything in the process): it turns the known tricks
-into failures. What truly bounds a sample is outside the process: the sandbox, the rlimits (which it cannot
-raise: the hard limits are set too, and the sandbox drops every capability), and the engine's checks of the
-stream (a token, the order of records, the exit status).
+A candidate runs in the same interpreter as pytest and this plugin. Two things here cannot be undone by the
+code they watch, once set before it runs: the rlimits (hard limits too, and the sandbox drops every capability)
+and the seccomp filter (no keyrings, no ptrace or reading another process's memory). The audit hook (PEP 578:
+it cannot be removed) refuses to the candidate's own code what only an oracle or a guard-breaker needs. The
+rest (``Integrity``, ``watch_classes``) only turns known tricks into failures: code that sets out to defeat this
+module can. What judges a pass whatever the trick is outside the process: the engine's decoy check.
 """
 
 import builtins
+import ctypes
 import errno
 import os
 import resource
+import struct
+import sys
 import traceback
 
 from repoexec_protocol import ErrorType
@@ -125,3 +129,144 @@ def watch_classes(module_name):
 
     builtins.__build_class__ = build_class
     return lambda: made[0] if made else None
+
+
+# seccomp: the system calls a sample has no use for and a cheat or a channel would: the keyrings (a key added by
+# one sample is found by the next where they share a user), ptrace and reading or writing another process's
+# memory. x86_64 and aarch64 numbers; any other architecture's calls (the 32-bit ones on x86_64) are refused.
+_DENIED = {0xC000003E: (101, 248, 249, 250, 310, 311), 0xC00000B7: (117, 217, 218, 219, 270, 271)}
+_SECCOMP_ERRNO, _SECCOMP_ALLOW = 0x00050000 | errno.EPERM, 0x7FFF0000
+
+
+def deny_system_calls():
+    """Install the seccomp filter in this process and all it starts. It can never be removed. Returns why it
+    could not be installed, or None."""
+    arch = {"x86_64": 0xC000003E, "aarch64": 0xC00000B7}.get(os.uname().machine)
+    if arch is None:
+        return f"no seccomp filter for {os.uname().machine}"
+    denied = _DENIED[arch]
+    n = len(denied)
+    refuse = 5 + n  # the index of the refusing return; a jump from instruction i of j lands at i + 1 + j
+    program = [
+        (0x20, 0, 0, 4),  # load the architecture
+        (0x15, 0, refuse - 2, arch),  # another architecture's call: refuse
+        (0x20, 0, 0, 0),  # load the call's number
+        (0x35, refuse - 4, 0, 0x40000000),  # an x32 call: refuse
+        *((0x15, refuse - (5 + index), 0, number) for index, number in enumerate(denied)),
+        (0x06, 0, 0, _SECCOMP_ALLOW),
+        (0x06, 0, 0, _SECCOMP_ERRNO),
+    ]
+    filters = ctypes.create_string_buffer(b"".join(struct.pack("HBBI", *line) for line in program))
+
+    class Program(ctypes.Structure):
+        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(38, 1, 0, 0, 0) != 0:  # PR_SET_NO_NEW_PRIVS
+        return f"prctl(PR_SET_NO_NEW_PRIVS): {os.strerror(ctypes.get_errno())}"
+    if libc.prctl(22, 2, ctypes.byref(Program(len(program), ctypes.addressof(filters))), 0, 0) != 0:
+        return f"prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER): {os.strerror(ctypes.get_errno())}"
+    return None
+
+
+# The audit hook. Refused to code of the candidate's module (or compiled by it) where it calls them itself: what
+# reads the tests' answers or defeats the checks, which no honest function needs.
+_ANYWHERE = {  # refused while the candidate's code is anywhere on the stack
+    "sys._current_frames": "reading every thread's frames", "gc.get_objects": "listing the interpreter's objects",
+    "gc.get_referrers": "finding the objects that refer to a value", "gc.get_referents": "walking the object graph",
+    "sys.settrace": "installing a trace function", "sys.setprofile": "installing a profile function",
+}
+_DIRECT = {  # refused where the candidate's own code makes the call (libraries that it calls may)
+    "ctypes.addressof": "taking an object's address", "ctypes.string_at": "reading memory by address",
+    "ctypes.wstring_at": "reading memory by address", "ctypes.cdata": "making a C value from memory",
+    "ctypes.dlsym": "looking up a C symbol", "ctypes.call_function": "calling a C function",
+    "sys._getframe": "reaching a caller's frame", "object.__getattr__": "reaching a frame through a traceback",
+}
+_FRAME_ATTRIBUTES = {"tb_frame", "gi_frame", "cr_frame", "ag_frame"}
+
+
+class CandidateWatch:
+    """The audit hook: the candidate's code (its module's file, and what it compiles) may not open the tests'
+    files or the expected outputs, walk frames or objects, trace, or reach memory through ctypes. A refusal
+    raises PermissionError where the candidate asked and is recorded: the sample is then Tampered."""
+
+    def __init__(self, module_name, lines, protected):
+        tail = module_name.replace(".", "/")
+        self.suffixes = (f"/{tail}.py", f"/{tail}/__init__.py")
+        self.lines = lines  # (first, last): the candidate's definition in its module; None: the whole module
+        self.compiled = set()  # file names of code that the candidate compiled
+        self.protected = tuple(os.path.realpath(path) for path in protected)
+        self.findings = []
+        self._busy = False
+
+    def install(self):
+        sys.addaudithook(self._hook)
+
+    def finding(self):
+        return self.findings[0] if self.findings else None
+
+    def _candidate(self, code):
+        name = code.co_filename
+        if name in self.compiled:
+            return True
+        return name.endswith(self.suffixes) and (self.lines is None or
+                                                 self.lines[0] <= code.co_firstlineno <= self.lines[1])
+
+    def _hook(self, event, args):
+        if self._busy:
+            return
+        if event == "open":
+            self._open(args[0])
+        elif event == "compile":
+            self._compile(args[1])
+        elif event in _ANYWHERE:
+            self._check(event, _ANYWHERE[event], anywhere=True)
+        elif event in _DIRECT:
+            if event == "object.__getattr__" and args[1] not in _FRAME_ATTRIBUTES:
+                return
+            if event == "sys._getframe" and args[0] is not None and self._candidate(args[0].f_code):
+                return  # its own frame
+            self._check(event, _DIRECT[event], anywhere=False)
+
+    def _stack(self):
+        self._busy = True
+        try:
+            return sys._getframe(3)  # the frame that made the audited call (above the hook and its helpers)
+        finally:
+            self._busy = False
+
+    def _check(self, event, what, anywhere):
+        frame = self._stack()
+        while frame is not None:
+            if self._candidate(frame.f_code):
+                self._refuse(f"{what} ({event})")
+            if not anywhere:
+                return
+            frame = frame.f_back
+
+    def _open(self, path):
+        if not isinstance(path, (str, bytes)) or not self.protected:
+            return
+        path = os.fsdecode(path)
+        self._busy = True
+        try:
+            real = os.path.realpath(path)
+        finally:
+            self._busy = False
+        if any(real == protected or real.startswith(protected + os.sep) for protected in self.protected):
+            self._check("open", f"opening the tests' file {path}", anywhere=True)
+
+    def _compile(self, filename):
+        if isinstance(filename, (str, bytes)):
+            frame = self._stack()
+            while frame is not None:
+                if self._candidate(frame.f_code):
+                    self.compiled.add(os.fsdecode(filename))
+                    return
+                frame = frame.f_back
+
+    def _refuse(self, what):
+        finding = f"the candidate's code tried {what}, which the engine refuses"
+        if finding not in self.findings:
+            self.findings.append(finding)
+        raise PermissionError(f"repoexec: {finding}")

@@ -18,7 +18,7 @@ from ast import literal_eval
 
 import pytest
 import repoexec_protocol as protocol
-from repoexec_guard import Integrity, apply_limits, limit_kind, watch_classes
+from repoexec_guard import CandidateWatch, Integrity, apply_limits, deny_system_calls, limit_kind, watch_classes
 from repoexec_protocol import ErrorType
 
 MESSAGE_LIMIT = 2000
@@ -33,6 +33,8 @@ def pytest_addoption(parser):
     parser.addoption("--repoexec-token-fd", type=int, required=True, help="the pipe the run's token is read from")
     parser.addoption("--repoexec-limits", default="", help="as=N,nproc=N,fsize=N,cpu=N,nofile=N: this process's limits")
     parser.addoption("--repoexec-focal-module", default="", help="the module the candidate's function is in")
+    parser.addoption("--repoexec-candidate-lines", default="",
+                     help="FIRST-LAST: the lines of the candidate's definition in the focal module")
     parser.addoption("--repoexec-test-timeouts", default="{}", help="JSON: test name -> its own time limit")
     parser.addoption("--repoexec-deselect", action="append", default=[],
                      help="leave out the tests of this name (a function name takes all its parameter sets)")
@@ -129,6 +131,7 @@ class _Recorder:
         self.focal_module = focal_module
         self.integrity = None  # what the run relies on, as it was before the candidate was imported
         self.made = None  # says whether the candidate made a class with an __eq__ of its own
+        self.watch = None  # the audit hook: says what it refused to the candidate
         self.round = 0
         self.timed_out = set()  # node ids of the tests that timed out in the first round
         self.round_outcomes = {}  # a later round's outcome of the running test, by node id
@@ -232,8 +235,9 @@ class _Recorder:
                                                     longrepr=str(excrepr)[-LONGREPR_LIMIT:]))
 
     def _check_integrity(self, nodeid):
-        """A patched runner or report cannot be believed: say so as an error of its own."""
-        broken = self.integrity.broken() if self.integrity else None
+        """A patched runner or report, or a refused operation, means the run cannot be believed: say so as an
+        error of its own."""
+        broken = (self.integrity.broken() if self.integrity else None) or (self.watch.finding() if self.watch else None)
         if broken:
             self.writer.write(protocol.CollectError(
                 nodeid=nodeid, error_type=ErrorType.TAMPERED.value, message=broken, longrepr=broken))
@@ -293,7 +297,7 @@ class _Recorder:
         # patches shows at the next test's call, or at the session's end
         checked = self.integrity and (report.when == "call" or report.failed)
         tampered = self.integrity.broken() if checked else None
-        made = self.made() if self.made else None
+        made = (self.made() if self.made else None) or (self.watch.finding() if self.watch else None)
         if tampered or made:
             self.writer.write(protocol.Report(
                 nodeid=report.nodeid, when=report.when, outcome="failed", duration=report.duration,
@@ -398,8 +402,19 @@ def pytest_configure(config):
     if cramped:  # said now: the process may not live to say it
         writer.write(protocol.CollectError(nodeid="repoexec::limits", error_type=ErrorType.MEMORY_LIMIT.value,
                                            message=cramped, longrepr=cramped))
+    unfiltered = deny_system_calls()
+    if unfiltered:
+        print(f"repoexec: no seccomp filter: {unfiltered}")
     _parse_each_source_once()
-    _RECORDER = _Recorder(writer, config.getoption("--repoexec-reruns"), config.getoption("--repoexec-focal-module"))
+    focal = config.getoption("--repoexec-focal-module")
+    _RECORDER = _Recorder(writer, config.getoption("--repoexec-reruns"), focal)
+    if focal:
+        lines = config.getoption("--repoexec-candidate-lines")
+        first, _, last = lines.partition("-")
+        protected = [argument.partition("::")[0] for argument in config.args]  # the tests' files
+        protected += [os.environ["REPOEXEC_EXPECTED"]] if os.environ.get("REPOEXEC_EXPECTED") else []
+        _RECORDER.watch = CandidateWatch(focal, (int(first), int(last)) if lines else None, protected)
+        _RECORDER.watch.install()
     config.pluginmanager.register(_RECORDER, "repoexec-recorder")
     target = config.getoption("--repoexec-coverage")
     if target:
