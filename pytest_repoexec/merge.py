@@ -77,7 +77,6 @@ def _identity(part: _Part) -> dict[str, Any]:
     document = part.document
     return {
         "the engine": document.get("engine"),
-        "the generator": document["model"],
         **{f"--{name.replace('_', '-')}": value for name, value in sorted(document["settings"].items())
            if name not in PLACE_OPTIONS},
         "the number of shards": part.shard.count,
