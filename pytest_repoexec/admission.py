@@ -17,6 +17,7 @@ from .collection import ProblemFile, ProblemLoader
 from .environment import EnvironmentBuildError, Environments
 from .executor import ProblemLayoutError, SubprocessExecutor
 from .fixer import FixError, fix_assertions
+from .decoy import Decoys
 from .gate import check
 from .problem import PROBLEM_MANIFEST, ManifestError, Problem, load_problem
 from .report import GateCollector
@@ -36,6 +37,10 @@ class GateSession:
     @functools.cached_property
     def executor(self) -> SubprocessExecutor:
         return make_executor(self.settings)
+
+    @functools.cached_property
+    def decoys(self) -> Decoys:
+        return Decoys(self.settings.cache / "decoys")
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         if "executor" in vars(self):  # made: its warm processes stop with the session
@@ -62,8 +67,10 @@ class GateSession:
                 raise GateFailed([f"the assertion fixer: {exc}"]) from None
             item.user_properties.append((transport.FIX_RESULT, fixed.to_dict()))
             problem = load_problem(problem.manifest)  # the test module and count the fixer wrote
-        result = check(problem, env, self.executor, self.settings.gate)
+        result = check(problem, env, self.executor, self.settings.gate, self.decoys)
         item.user_properties.append((transport.GATE_RESULT, result.to_dict()))
+        if result.passed and result.decoy:
+            item.warn(pytest.PytestWarning(f"{problem.id}: its passing samples get no decoy check: {result.decoy}"))
         if not result.passed:
             raise GateFailed(list(result.reasons))
 

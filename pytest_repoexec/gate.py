@@ -15,6 +15,7 @@ from typing import Any
 
 from . import testmodule
 from .candidate import Candidate, candidate_module, focal_module
+from .decoy import Decoys
 from .environment import ProjectEnv
 from .executor import Executor, RunOptions, SampleRun
 from .mutation import mutants, pass_body
@@ -45,6 +46,7 @@ class GateResult:
     quarantined: tuple[str, ...] = ()
     findings: tuple[str, ...] = ()  # safety findings, the allowed ones included
     network: bool = False  # the problem declares that its tests need the network (the sandbox shares it)
+    decoy: str | None = None  # why its samples can get no decoy check (``decoy``), or None where they can
     seconds: dict[str, float] = field(default_factory=dict)  # time spent: reference runs, mutants
 
     @property
@@ -60,9 +62,12 @@ class GateResult:
         return cls(**{key: tuple(value) if isinstance(value, list) else value for key, value in data.items()})
 
 
-def check(problem: Problem, env: ProjectEnv, executor: Executor, settings: GateSettings) -> GateResult:
+def check(problem: Problem, env: ProjectEnv, executor: Executor, settings: GateSettings,
+          decoys: Decoys | None = None) -> GateResult:
     """The gate's verdict on one problem (its test module parses: loading the problem made sure of that; a
-    problem judged by the project's suite names tests of the project's source)."""
+    problem judged by the project's suite names tests of the project's source). With ``decoys``, it also says
+    whether its samples can get the decoy check: not a reason to turn it away, but what a scoring run cannot
+    check of its passes."""
     module = focal_module(problem, env)
     findings = scan(problem.reference, "reference", function_lines(module, problem.entry_point)[0])
     reruns = 1 if problem.known_failure else settings.reruns  # its reference cannot pass here: no flakiness to judge
@@ -98,14 +103,16 @@ def check(problem: Problem, env: ProjectEnv, executor: Executor, settings: GateS
         reasons.append(f"coverage of {problem.function_name}: {figure}, under --repoexec-min-coverage={settings.min_coverage:g}")
     seconds = {"reference": round(run.duration, 3)}
 
-    score, count = None, 0
+    score, count, decoy = None, 0, None
     if not error:
         mutation_reasons, score, count, seconds["mutants"] = _mutation(problem, env, executor, module, settings)
         reasons += mutation_reasons
+        decoy = decoys.of(problem, env, executor, module).unavailable if decoys is not None else None
     return GateResult(
         problem=problem.id, reasons=tuple(reasons), line_coverage=line, branch_coverage=branch,
         mutation_score=score, mutants=count, flaky=tuple(flaky), quarantined=problem.quarantine,
         findings=tuple(str(finding) for finding in findings), seconds=seconds, network=problem.network,
+        decoy=decoy,
     )
 
 

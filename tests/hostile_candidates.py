@@ -416,7 +416,7 @@ CATALOGUE: tuple[Hostile, ...] = (
                 raise SandboxEscape(folder)
         return value
         """), "writes into the other samples' scratch folders on the host's /tmp: it cannot see them"),
-    Hostile("rewrite_tests", ESCAPES, ("AssertionError",), _with(_ESCAPE, """
+    Hostile("rewrite_tests", ESCAPES, ("Tampered",), _with(_ESCAPE, """
         import sys
         targets = []
         for module in list(sys.modules.values()):
@@ -433,14 +433,15 @@ CATALOGUE: tuple[Hostile, ...] = (
         return value
         """), "appends to the test module, the focal module and util.py where they run (util.py leads into the "
               "cache), adds a module beside them, and appends to the problem's test module by its host path: the "
-              "files the sample runs are read-only and the problem folder is not there"),
-    Hostile("rewrite_expected", ESCAPES, ("AssertionError",), _with(_ESCAPE, """
+              "files the sample runs are read-only and the problem folder is not there; opening the test module at "
+              "all is refused to the candidate's code (the audit hook), which makes the sample Tampered"),
+    Hostile("rewrite_expected", ESCAPES, ("Tampered",), _with(_ESCAPE, """
         import pickle
         for folder in (os.environ.get("REPOEXEC_EXPECTED", ""), os.path.join($problem, "expected")):
             wrote(os.path.join(folder, "seven.pkl"), pickle.dumps(71), mode="wb")
         return 71 if value == 7 else clamp(value * SCALE, 0, 100)
-        """), "answers 71 for 7 and rewrites seven.pkl to say 71: the expected folder is read-only, so "
-              "test_pickled fails"),
+        """), "answers 71 for 7 and rewrites seven.pkl to say 71: the expected folder is read-only, and opening "
+              "it is refused to the candidate's code (the audit hook), which makes the sample Tampered"),
     Hostile("read_other_expected", ESCAPES, ("FileNotFoundError",), _with(_ESCAPE, """
         relative = os.path.join(os.environ.get("REPOEXEC_EXPECTED", ""), os.pardir, os.pardir, "swap", "expected",
                                 "secret.pkl")

@@ -16,6 +16,7 @@ import os
 import resource
 import struct
 import sys
+import sysconfig
 import traceback
 
 from repoexec_protocol import ErrorType
@@ -169,20 +170,20 @@ def deny_system_calls():
     return None
 
 
-# The audit hook. Refused to code of the candidate's module (or compiled by it) where it calls them itself: what
-# reads the tests' answers or defeats the checks, which no honest function needs.
-_ANYWHERE = {  # refused while the candidate's code is anywhere on the stack
+# The audit hook. What only an oracle or a guard-breaker needs, refused where the candidate's code asks for it,
+# itself or through the standard library (a thread, linecache, inspect): not where pytest or a plugin does while
+# the candidate's frame is below (pytest-timeout dumps every thread's stack from a signal handler).
+_REFUSED = {
     "sys._current_frames": "reading every thread's frames", "gc.get_objects": "listing the interpreter's objects",
     "gc.get_referrers": "finding the objects that refer to a value", "gc.get_referents": "walking the object graph",
     "sys.settrace": "installing a trace function", "sys.setprofile": "installing a profile function",
-}
-_DIRECT = {  # refused where the candidate's own code makes the call (libraries that it calls may)
     "ctypes.addressof": "taking an object's address", "ctypes.string_at": "reading memory by address",
     "ctypes.wstring_at": "reading memory by address", "ctypes.cdata": "making a C value from memory",
     "ctypes.dlsym": "looking up a C symbol", "ctypes.call_function": "calling a C function",
     "sys._getframe": "reaching a caller's frame", "object.__getattr__": "reaching a frame through a traceback",
 }
 _FRAME_ATTRIBUTES = {"tb_frame", "gi_frame", "cr_frame", "ag_frame"}
+_STANDARD = tuple(sysconfig.get_paths()[name] + os.sep for name in ("stdlib", "platstdlib"))
 
 
 class CandidateWatch:
@@ -219,30 +220,32 @@ class CandidateWatch:
             self._open(args[0])
         elif event == "compile":
             self._compile(args[1])
-        elif event in _ANYWHERE:
-            self._check(event, _ANYWHERE[event], anywhere=True)
-        elif event in _DIRECT:
+        elif event in _REFUSED:
             if event == "object.__getattr__" and args[1] not in _FRAME_ATTRIBUTES:
                 return
             if event == "sys._getframe" and args[0] is not None and self._candidate(args[0].f_code):
                 return  # its own frame
-            self._check(event, _DIRECT[event], anywhere=False)
+            self._check(event, _REFUSED[event])
 
-    def _stack(self):
+    def _asked_by_candidate(self):
+        """Whether the audited call came from the candidate's code, directly or through the standard library."""
         self._busy = True
         try:
-            return sys._getframe(3)  # the frame that made the audited call (above the hook and its helpers)
+            frame = sys._getframe(3)  # the frame that made the audited call (above the hook and its helpers)
         finally:
             self._busy = False
-
-    def _check(self, event, what, anywhere):
-        frame = self._stack()
         while frame is not None:
             if self._candidate(frame.f_code):
-                self._refuse(f"{what} ({event})")
-            if not anywhere:
-                return
+                return True
+            name = frame.f_code.co_filename
+            if not (name.startswith(_STANDARD) and "-packages" not in name) and not name.startswith("<frozen"):
+                return False
             frame = frame.f_back
+        return False
+
+    def _check(self, event, what):
+        if self._asked_by_candidate():
+            self._refuse(f"{what} ({event})")
 
     def _open(self, path):
         if not isinstance(path, (str, bytes)) or not self.protected:
@@ -254,16 +257,11 @@ class CandidateWatch:
         finally:
             self._busy = False
         if any(real == protected or real.startswith(protected + os.sep) for protected in self.protected):
-            self._check("open", f"opening the tests' file {path}", anywhere=True)
+            self._check("open", f"opening the tests' file {path}")
 
     def _compile(self, filename):
-        if isinstance(filename, (str, bytes)):
-            frame = self._stack()
-            while frame is not None:
-                if self._candidate(frame.f_code):
-                    self.compiled.add(os.fsdecode(filename))
-                    return
-                frame = frame.f_back
+        if isinstance(filename, (str, bytes)) and self._asked_by_candidate():
+            self.compiled.add(os.fsdecode(filename))
 
     def _refuse(self, what):
         finding = f"the candidate's code tried {what}, which the engine refuses"
