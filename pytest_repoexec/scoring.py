@@ -99,8 +99,9 @@ class ScoringSession:
 
     def _samples(self, parent: ProblemFile, problem: Problem) -> Iterator[SampleItem]:
         for index in range(self._count(problem)):
-            yield SampleItem.from_parent(parent, name=f"{problem.name}[{index}]", problem=problem, sample=index,
-                                         scoring=self)
+            name = f"{problem.name}[{index}]"  # its id parsed from text, as pytest >= 9.2 parses the ids --lf
+            yield SampleItem.from_parent(parent, name=name, nodeid=f"{parent.nodeid}::{name}", problem=problem,
+                                         sample=index, scoring=self)  # saved ("[0]": parameters, not the name's)
 
     def _count(self, problem: Problem) -> int:
         if problem.id not in self.counts:
