@@ -128,31 +128,27 @@ def _make(problem: Problem, env: ProjectEnv, executor: Executor, reference_modul
     shutil.rmtree(place, ignore_errors=True)
     staging = Path(tempfile.mkdtemp(prefix=place.name + ".", dir=place.parent))
     try:
-        tests, unavailable, changed = None, None, 0
+        tests, sensitive, unavailable = None, frozenset(), None
         if problem.tests is None:
             unavailable = "the problem is judged by its project's own tests, which the engine does not rewrite"
         else:
-            tests, changed = change_literals(problem.tests.read_text(encoding="utf-8"), problem.function_name, rng)
-            (staging / "tests.py").write_text(tests, encoding="utf-8")
-        expected = None
-        if problem.tests is not None and problem.expected.is_dir():
-            expected = staging / "expected"
-            shutil.copytree(problem.expected, expected)
-            for path in sorted(expected.rglob("*")):
-                if path.is_file():
-                    data = change_pickle(path.read_bytes(), rng)
-                    if data is not None:
-                        path.write_bytes(data)
-                        changed += 1
-        sensitive: frozenset[str] = frozenset()
-        if unavailable is None and not changed:
-            unavailable = "no expected value in its tests (a literal compared with ==, or a pickle) could be changed"
-        if unavailable is None:
-            decoy = Decoy(tests, expected, frozenset(), None)
-            sensitive, unavailable = _sensitive(executor.run(env, problem, reference_module,
-                                                             decoy.options(RunOptions())))
+            expected = staging / "expected" if problem.expected.is_dir() else None
+            changed = _change_pickles(problem.expected, expected, rng) if expected else 0
+            source = problem.tests.read_text(encoding="utf-8")
+            literals = Literals(source, problem.function_name, rng)
+
+            def measure(choice: dict[testmodule.Span, str | None]) -> Measured:
+                decoy = Decoy(literals.source(choice), expected, frozenset(), None)
+                return _sensitive(executor.run(env, problem, reference_module, decoy.options(RunOptions())))
+
+            if not changed and not literals.sites:
+                unavailable = "no expected value in its tests (a literal compared with ==, or a pickle) could be changed"
+            else:
+                choice, (sensitive, unavailable) = literals.settle(measure)
+                tests = literals.source(choice)
+                (staging / "tests.py").write_text(tests, encoding="utf-8")
         (staging / "decoy.json").write_text(json.dumps({
-            "layout": LAYOUT, "tests": tests is not None, "expected": expected is not None,
+            "layout": LAYOUT, "tests": tests is not None, "expected": (staging / "expected").is_dir(),
             "sensitive": sorted(sensitive), "unavailable": unavailable,
         }), encoding="utf-8")
         os.replace(staging, place)
@@ -164,7 +160,58 @@ def _make(problem: Problem, env: ProjectEnv, executor: Executor, reference_modul
     return decoy
 
 
-def _sensitive(run: SampleRun) -> tuple[frozenset[str], str | None]:
+def _change_pickles(original: Path, copy: Path, rng: random.Random) -> int:
+    """The expected folder copied, each pickle in it with one value changed; how many were."""
+    shutil.copytree(original, copy)
+    changed = 0
+    for path in sorted(copy.rglob("*")):
+        data = change_pickle(path.read_bytes(), rng) if path.is_file() else None
+        if data is not None:
+            path.write_bytes(data)
+            changed += 1
+    return changed
+
+
+class Literals:
+    """The test module's expected literals and the changes drawn for them. A change can leave a test honest
+    candidates pass (it named a file, not a value: ``_expected("out.pkl")``), or turn its failure into
+    another error: ``settle`` keeps, per test, the first of (a change, no change where a pickle does the work,
+    another change) that the reference fails on an assertion."""
+
+    ROUNDS = 3
+
+    def __init__(self, source: str, function_name: str, rng: random.Random) -> None:
+        self.text, self.rng = source, rng
+        data = source.encode("utf-8")
+        self.sites = {site.expected: (site.test, data[site.expected.start:site.expected.end].decode("utf-8"))
+                      for site in testmodule.assertion_sites(source, function_name) if site.expected is not None}
+
+    def draw(self, numbers_first: bool = True) -> dict[testmodule.Span, str | None]:
+        return {span: _change_expression(text, self.rng, numbers_first) for span, (_, text) in self.sites.items()}
+
+    def source(self, choice: dict[testmodule.Span, str | None]) -> str:
+        return testmodule.replace_spans(self.text, {span: text for span, text in choice.items() if text is not None})
+
+    def settle(self, measure: Callable[[dict[testmodule.Span, str | None]], Measured]
+               ) -> tuple[dict[testmodule.Span, str | None], Measured]:
+        """The changes to keep, and what the reference did against them."""
+        choice = self.draw()
+        for number in range(self.ROUNDS):
+            measured = measure(choice)
+            settled = {name.partition("[")[0] for name in measured[0]}
+            open_tests = {test for test, _ in self.sites.values()} - settled
+            if not open_tests or number == self.ROUNDS - 1:
+                return choice, measured
+            retry = self.draw(numbers_first=False) if number else dict.fromkeys(self.sites)  # none, then any
+            choice = {span: retry[span] if self.sites[span][0] in open_tests else text
+                      for span, text in choice.items()}
+        raise AssertionError("unreachable")
+
+
+Measured = tuple[frozenset[str], str | None]  # (the sensitive tests, why there are none) of one reference run
+
+
+def _sensitive(run: SampleRun) -> Measured:
     """The tests the reference fails against the decoy on an assertion: what an honest candidate fails too."""
     if run.tampered or run.collect_errors or not run.finished:
         what = run.tampered or (run.collect_errors[0].message if run.collect_errors else f"exit {run.returncode}")
@@ -176,22 +223,7 @@ def _sensitive(run: SampleRun) -> tuple[frozenset[str], str | None]:
     return sensitive, None
 
 
-def change_literals(source: str, function_name: str, rng: random.Random) -> tuple[str, int]:
-    """The test module with one constant of each assertion's expected side changed (in its text, so that
-    quotes, spacing and lengths stay as they were), and how many were changed."""
-    data = source.encode("utf-8")
-    replacements = {}
-    for site in testmodule.assertion_sites(source, function_name):
-        if site.expected is None:
-            continue
-        text = data[site.expected.start:site.expected.end].decode("utf-8")
-        changed = _change_expression(text, rng)
-        if changed is not None:
-            replacements[site.expected] = changed
-    return testmodule.replace_spans(source, replacements), len(replacements)
-
-
-def _change_expression(text: str, rng: random.Random) -> str | None:
+def _change_expression(text: str, rng: random.Random, numbers_first: bool = True) -> str | None:
     """The expression's text with one of its constants changed, or None where none can be. It is parsed in
     brackets, as it stands in its assertion (it may span lines)."""
     wrapped = f"({text})".encode("utf-8")
@@ -205,6 +237,8 @@ def _change_expression(text: str, rng: random.Random) -> str | None:
     constants = [node for node in ast.walk(tree) if isinstance(node, ast.Constant)
                  and type(node.value) in (str, bytes, int, float, complex, bool)]
     rng.shuffle(constants)
+    if numbers_first:  # a number, or a string of one ("3.35"), changes a value and rarely breaks a constructor
+        constants.sort(key=lambda node: not _numeric(node.value))
     for node in constants:
         start = starts[node.lineno - 1] + node.col_offset
         end = starts[node.end_lineno - 1] + node.end_col_offset
@@ -212,6 +246,12 @@ def _change_expression(text: str, rng: random.Random) -> str | None:
         if new is not None:
             return (wrapped[1:start] + new.encode("utf-8") + wrapped[end:-1]).decode("utf-8")
     return None
+
+
+def _numeric(value: object) -> bool:
+    if isinstance(value, (int, float, complex)) and not isinstance(value, bool):
+        return True
+    return isinstance(value, str) and any(c.isdigit() for c in value) and all(c in "0123456789.-+eE_" for c in value)
 
 
 def change_constant(segment: str, value: object, rng: random.Random) -> str | None:

@@ -180,7 +180,7 @@ _REFUSED = {
     "ctypes.addressof": "taking an object's address", "ctypes.string_at": "reading memory by address",
     "ctypes.wstring_at": "reading memory by address", "ctypes.cdata": "making a C value from memory",
     "ctypes.dlsym": "looking up a C symbol", "ctypes.call_function": "calling a C function",
-    "sys._getframe": "reaching a caller's frame", "object.__getattr__": "reaching a frame through a traceback",
+    "sys._getframe": "reaching a caller's frame",
 }
 _FRAME_ATTRIBUTES = {"tb_frame", "gi_frame", "cr_frame", "ag_frame"}
 _STANDARD = tuple(sysconfig.get_paths()[name] + os.sep for name in ("stdlib", "platstdlib"))
@@ -198,6 +198,7 @@ class CandidateWatch:
         self.compiled = set()  # file names of code that the candidate compiled
         self.protected = tuple(os.path.realpath(path) for path in protected)
         self.findings = []
+        self._real = {}  # code file name -> its real path
         self._busy = False
 
     def install(self):
@@ -220,9 +221,15 @@ class CandidateWatch:
             self._open(args[0])
         elif event == "compile":
             self._compile(args[1])
+        elif event == "object.__getattr__":
+            if args[1] in _FRAME_ATTRIBUTES:
+                self._check(event, "reaching a frame through a traceback or a generator")
+            elif args[1] == "__code__" and self._of_tests(args[0]):
+                self._check(event, "reading a test's code (its constants hold the expected values)")
+        elif event == "object.__setattr__":
+            if args[1] == "__code__":
+                self._check(event, "replacing a function's code")
         elif event in _REFUSED:
-            if event == "object.__getattr__" and args[1] not in _FRAME_ATTRIBUTES:
-                return
             if event == "sys._getframe" and args[0] is not None and self._candidate(args[0].f_code):
                 return  # its own frame
             self._check(event, _REFUSED[event])
@@ -231,10 +238,12 @@ class CandidateWatch:
         """Whether the audited call came from the candidate's code, directly or through the standard library."""
         self._busy = True
         try:
-            frame = sys._getframe(3)  # the frame that made the audited call (above the hook and its helpers)
+            frame = sys._getframe(1)
         finally:
             self._busy = False
-        while frame is not None:
+        while frame is not None and frame.f_code.co_filename == __file__:  # the hook's own frames
+            frame = frame.f_back
+        while frame is not None:  # from the frame that made the audited call
             if self._candidate(frame.f_code):
                 return True
             name = frame.f_code.co_filename
@@ -247,6 +256,22 @@ class CandidateWatch:
         if self._asked_by_candidate():
             self._refuse(f"{what} ({event})")
 
+    def _of_tests(self, function):
+        """Whether a function was defined in the tests' files (whose code the hook keeps from the candidate)."""
+        self._busy = True
+        try:
+            name = getattr(getattr(function, "__code__", None), "co_filename", None)
+            if name is None:
+                return False
+            if name not in self._real:
+                self._real[name] = os.path.realpath(name)
+            return self._is_protected(self._real[name])
+        finally:
+            self._busy = False
+
+    def _is_protected(self, real):
+        return any(real == protected or real.startswith(protected + os.sep) for protected in self.protected)
+
     def _open(self, path):
         if not isinstance(path, (str, bytes)) or not self.protected:
             return
@@ -256,7 +281,7 @@ class CandidateWatch:
             real = os.path.realpath(path)
         finally:
             self._busy = False
-        if any(real == protected or real.startswith(protected + os.sep) for protected in self.protected):
+        if self._is_protected(real):
             self._check("open", f"opening the tests' file {path}")
 
     def _compile(self, filename):
