@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from .debugging import Revision, Round
-from .document import ENGINE_KEYS, ReportError, debugging_section, load, samples_of, scoring_document, write_json, write_text
+from .document import ENGINE_KEYS, debugging_section, load, samples_of, scoring_document, write_json, write_text
 from .results import SampleResult
 from .runs import PLACE_OPTIONS
 from .shard import OPTION, Shard, shard_of
@@ -31,7 +31,6 @@ class _Part:
     document: dict[str, Any]
     shard: Shard
     problems: list[str]  # the whole run's
-    samples: int  # this shard's, as selected
 
 
 def merge(paths: Sequence[Path], out: Path, html: Path | None = None) -> dict[str, Any]:
@@ -39,14 +38,14 @@ def merge(paths: Sequence[Path], out: Path, html: Path | None = None) -> dict[st
     parts = [_read(path) for path in paths]
     _check_one_run(parts)
     document = _merged(parts, out, html)
-    page = None
-    if html is not None:
-        from .htmlreport import render_html  # matplotlib and the template load only when a page is asked for
+    if html is None:
+        write_json(out, document)
+        return document
+    from .htmlreport import render_html  # matplotlib and the template load only when a page is asked for
 
-        page = render_html(document)
+    page = render_html(document)  # made before anything is written
     write_json(out, document)
-    if page is not None and html is not None:
-        write_text(html, page)
+    write_text(html, page)
     return document
 
 
@@ -64,12 +63,12 @@ def _read(path: Path) -> _Part:
     unknown = sorted(set(document) - set(ENGINE_KEYS))
     if unknown:
         raise MergeError(f"{path}: holds sections that a plugin added ({', '.join(unknown)}), which merge cannot "
-                         "join: score such a run on one machine (xdist can spread it over several)")
+                         "join: score such a run unsharded")
     given = sum(len(document.get(key) or []) for key in ("samples", "known_failures", "not_run"))
     if given != samples:
         raise MergeError(f"{path}: holds {given} of shard {shard}'s {samples} samples: its job stopped before the "
                          "last (interrupted, or -x/--maxfail); run the shard again")
-    return _Part(path, document, shard, problems, samples)
+    return _Part(path, document, shard, problems)
 
 
 def _identity(part: _Part) -> dict[str, Any]:
@@ -136,8 +135,8 @@ def _merged(parts: list[_Part], out: Path, html: Path | None) -> dict[str, Any]:
     known = [result for part in parts
              for result in samples_of(part.path, part.document.get("known_failures", []), "known_failures")]
     not_run = [entry for part in parts for entry in part.document.get("not_run", [])]
-    debugging = [part for part in parts if "debugging" in part.document]
-    return scoring_document(head, results, known, not_run, _debugging(parts, results) if debugging else None)
+    debugged = any("debugging" in part.document for part in parts)
+    return scoring_document(head, results, known, not_run, _debugging(parts, results) if debugged else None)
 
 
 def _debugging(parts: list[_Part], results: list[SampleResult]) -> dict[str, Any]:

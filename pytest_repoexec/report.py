@@ -17,7 +17,7 @@ from .document import (METRICS_HEADER, debugging_section, header, metrics_rows, 
                        write_json, write_text)
 from .fixer import FixResult
 from .gate import GateResult
-from .metrics import error_counts, mean
+from .metrics import mean
 from .results import SampleResult
 from .settings import Settings
 from .shard import ShardSelection
@@ -124,9 +124,18 @@ class ResultsCollector(Collector):
 
     def completed(self, session: pytest.Session) -> bool:
         """With --repoexec-exit-zero: the run failed only by its samples' verdicts (every selected sample gave
-        one, nothing else failed), which a CI matrix should not see as a failed job."""
-        return (self.settings.exit_zero and session.exitstatus == pytest.ExitCode.TESTS_FAILED and not self.errors
+        one, nothing else failed), or is a shard that the hash left without problems: a CI matrix should see
+        neither as a failed job."""
+        if not self.settings.exit_zero:
+            return False
+        if session.exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED:
+            return self._empty_shard()
+        return (session.exitstatus == pytest.ExitCode.TESTS_FAILED and not self.errors
                 and session.testsfailed == self.verdicts_failed)
+
+    def _empty_shard(self) -> bool:
+        """A shard none of whose run's problems hash to it (the run has some): its report says so, for merge."""
+        return self.shard is not None and bool(self.shard.problems) and not self.results and not self.errors
 
     def summary(self) -> list[str | tuple[str, str]]:
         document = self.document()
@@ -160,18 +169,20 @@ class ResultsCollector(Collector):
             lines.append(f"known failures (run as xfail, left out of the metrics): {len(known)} problems")
         if document["not_run"]:
             lines.append(f"{len(document['not_run'])} samples could not run (left out of the metrics):")
-            lines += [f"  {entry['item']}: {entry['reason'].splitlines()[0][:200]}" for entry in document["not_run"][:10]]
+            lines += [f"  {entry['item']}: {entry['reason'].splitlines()[0][:200]}"
+                      for entry in document["not_run"][:10]]
         return lines
 
     def document(self) -> dict[str, Any] | None:
-        if not self.results and not self.errors:
+        if not self.results and not self.errors and not self._empty_shard():
             return None
         head = header(self.settings) | {"executor": self.settings.executor, "model": self.settings.model}
         counted = [result for result in self.results.values() if not result.known_failure]
+        debugged = self.rounds or self.debug_error
         return scoring_document(
             head, counted, [result for result in self.results.values() if result.known_failure],
             [{"item": nodeid, "reason": reason} for nodeid, reason in self.errors.items()],
-            debugging_section(self.rounds, self.revisions, self.debug_error) if self.rounds or self.debug_error else None,
+            debugging_section(self.rounds, self.revisions, self.debug_error) if debugged else None,
             self.shard.section() if self.shard is not None else None,
         )
 

@@ -36,7 +36,7 @@ def _run(folder: Path, cache: Path, name: str, *options: str) -> tuple[int, dict
     done = subprocess.run([sys.executable, "-m", "pytest", str(SHIPPED), "-q", "-p", "no:cacheprovider",
                            "-p", "no:randomly", f"--repoexec-cache={cache}", f"--repoexec-report={report}", *options],
                           cwd=folder, capture_output=True, text=True, timeout=900,
-                          env=os.environ | {"PYTHONPATH": os.pathsep.join([str(engine), os.environ.get("PYTHONPATH", "")])})
+                          env=os.environ | {"PYTHONPATH": f"{engine}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"})
     assert report.exists(), done.stdout[-3000:] + done.stderr[-3000:]
     return done.returncode, json.loads(report.read_text())
 
@@ -179,3 +179,30 @@ def test_the_split_is_the_same_on_every_machine():
     assert Shard.parse(" 2/5 ") == Shard(2, 5) and str(Shard(2, 5)) == "2/5"
     sizes = [sum(shard_of(pid, 3) == index for pid in REFERENCES) for index in range(3)]
     assert sum(sizes) == 24 and min(sizes) >= 4  # a hash, not everything in one shard
+
+
+def test_exit_zero_does_not_hide_samples_that_could_not_run(mini, run_repoexec, pytester):
+    broken = pytester.path / "broken"
+    shutil.copytree(mini, broken)
+    manifest = broken / "project.toml"
+    manifest.write_text(manifest.read_text().replace(
+        "[source]", 'requirements = ["repoexec-no-such-package==0.0.1"]\n[source]', 1))
+    result, report = run_repoexec(str(mini), str(broken), "--repoexec-exit-zero")
+    assert report is not None and len(report["not_run"]) == 2 and all(s["passed"] for s in report["samples"])
+    assert result.ret == pytest.ExitCode.TESTS_FAILED  # the run did not complete: two samples gave no verdict
+
+
+def test_a_shard_the_hash_leaves_empty_still_reports_and_completes(run_repoexec):
+    empty = min(set(range(40)) - {shard_of(problem, 40) for problem in REFERENCES})  # 24 problems, 40 shards
+    result, report = run_repoexec(str(SHIPPED), f"--repoexec-shard={empty}/40", "--repoexec-exit-zero")
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()[-2000:]
+    assert report is not None and report["samples"] == [] and report["not_run"] == []
+    assert report["shard"] == {"index": empty, "count": 40, "samples": 0, "problems": sorted(REFERENCES)}
+    result, _ = run_repoexec(str(SHIPPED), f"--repoexec-shard={empty}/40")
+    assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED  # pytest's own status, without --repoexec-exit-zero
+
+
+def test_a_gate_run_cannot_be_sharded(pytester):
+    result = pytester.runpytest(str(SHIPPED), "--repoexec-validate", "--repoexec-shard=0/2", "-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--repoexec-validate and --repoexec-shard=0/2 cannot be used together*"])
