@@ -108,7 +108,7 @@ def setup_command(browser: bool = False) -> int:
     probe.cache_clear()
     problem = probe()
     if problem:
-        print(f"repoexec setup: {problem}; {INSTALL_HINT}", file=sys.stderr)
+        print(f"repoexec setup: {problem}", file=sys.stderr)
         return 1
     print(f"repoexec setup: bubblewrap at {shutil.which('bwrap')} makes sandboxes here")
     if browser:

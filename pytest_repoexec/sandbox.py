@@ -33,6 +33,11 @@ INSTALL_HINT = (
     "install bubblewrap: `apt-get install bubblewrap` on Debian or Ubuntu (`repoexec setup` does it), "
     "`dnf install bubblewrap` on Fedora; or run candidates unconfined with --repoexec-sandbox=none"
 )
+CONTAINER_HINT = (
+    "start the container with `--security-opt seccomp=unconfined` (Docker; Podman: the same, or "
+    "`--security-opt seccomp=unconfined --security-opt label=disable`), or with `--privileged`; or run candidates "
+    "unconfined, knowingly, with --repoexec-sandbox=none (the container is then their only boundary)"
+)
 HOME = "/root"  # as in the original harness's container
 SAMPLE = "/sample"  # where a project's tree is, inside the sandbox, when its manifest names no place
 EXPECTED = "/repoexec/expected"  # where the problem's expected outputs appear inside the sandbox
@@ -195,16 +200,25 @@ def system_entries() -> list[tuple[str, str | None]]:
 @functools.cache
 def _etc() -> Path:
     """The few files of the host's /etc that a sample may read, copied once per process into one folder: one
-    mount instead of one a file (each costs a sample time), and nothing else of /etc (shadow files) in sight."""
+    mount instead of one a file (each costs a sample time), and nothing else of /etc (shadow files) in sight.
+    What this user may not read (``/etc/ssl/private`` when it is not root) is left out: the sample may not either."""
     folder = Path(tempfile.mkdtemp(prefix="repoexec-etc-"))
     atexit.register(shutil.rmtree, folder, True)
     for name in _ETC:
         source = Path("/etc", name)
+        if not _readable(source):
+            continue
         if source.is_symlink() or source.is_file():
             shutil.copy2(source, folder / name, follow_symlinks=False)
         elif source.is_dir():
-            shutil.copytree(source, folder / name, symlinks=True)
+            shutil.copytree(source, folder / name, symlinks=True,
+                            ignore=lambda at, names: [n for n in names if not _readable(Path(at, n))])
     return folder
+
+
+def _readable(path: Path) -> bool:
+    """A link (copied as it is), a file this user may read, or a folder it may list and enter."""
+    return path.is_symlink() or os.access(path, os.R_OK | os.X_OK if path.is_dir() else os.R_OK)
 
 
 def make_sandbox(kind: str) -> Sandbox:
@@ -213,27 +227,46 @@ def make_sandbox(kind: str) -> Sandbox:
         return Unconfined()
     problem = probe()
     if problem:
-        raise SandboxUnavailable(f"{problem}; {INSTALL_HINT}")
+        raise SandboxUnavailable(problem)
     return Bubblewrap(shutil.which("bwrap") or "bwrap")
 
 
 @functools.cache
 def probe() -> str | None:
-    """Why bubblewrap cannot make a sandbox on this machine, or None when it can (asked once per process)."""
+    """Why bubblewrap cannot make a sandbox on this machine, and what to do about it; None when it can (asked
+    once per process). Only a missing bubblewrap gets the hint to install it."""
     executable = shutil.which("bwrap")
     if executable is None:
-        return "bubblewrap (bwrap) is not installed"
+        return f"bubblewrap (bwrap) is not installed; {INSTALL_HINT}"
     view = View(Tree((), (), ()), Path("/sample"), binds=(), workdir=Path("/"), tmpfs_bytes=1 << 20)
     try:
         done = subprocess.run(Bubblewrap(executable).wrap(view, ["/bin/true"])[0], capture_output=True, timeout=30)
     except (OSError, subprocess.TimeoutExpired) as exc:
-        return f"bubblewrap could not start: {exc}"
-    if done.returncode != 0:
-        error = done.stderr.decode("utf-8", "replace").strip()
-        return (f"bubblewrap cannot create its namespaces here ({error or f'exit status {done.returncode}'}): "
-                "user namespaces may be disabled (sysctl kernel.unprivileged_userns_clone=1, or "
-                "kernel.apparmor_restrict_unprivileged_userns=0 on Ubuntu 24.04 and later)")
-    return None
+        return f"bubblewrap at {executable} could not start: {exc}"
+    if done.returncode == 0:
+        return None
+    error = done.stderr.decode("utf-8", "replace").strip() or f"exit status {done.returncode}"
+    if not user_namespaces_refused(error):
+        return f"bubblewrap at {executable} failed: {error}"
+    if in_container():
+        return (f"bubblewrap cannot create its namespaces in this container ({error}): its seccomp profile or "
+                f"its runtime refuses user namespaces; {CONTAINER_HINT}")
+    return (f"bubblewrap cannot create its namespaces here ({error}): user namespaces are disabled "
+            "(sysctl kernel.unprivileged_userns_clone=1, user.max_user_namespaces above 0, or "
+            "kernel.apparmor_restrict_unprivileged_userns=0 on Ubuntu 24.04 and later); or run candidates "
+            "unconfined, knowingly, with --repoexec-sandbox=none")
+
+
+def user_namespaces_refused(error: str) -> bool:
+    """Whether bubblewrap's error is the kernel (or a seccomp profile) refusing it namespaces."""
+    return any(sign in error for sign in ("Operation not permitted", "No space left on device",
+                                          "Permission denied", "Creating new namespace failed"))
+
+
+def in_container() -> bool:
+    """Whether this process runs in a Docker or Podman container (or another that says so)."""
+    return (os.path.exists("/.dockerenv") or os.path.exists("/run/.containerenv")
+            or bool(os.environ.get("container")))
 
 
 def python_home(python: Path) -> Path:
