@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import pwd
 import shutil
 import subprocess
 import sys
@@ -25,6 +26,7 @@ from .importer.sources import Problems, SourceError, read_data_folder, read_hugg
 from .leaderboard import compare, render
 from .merge import merge
 from .runs import read_run
+from .cgroups import ACCEPT_ENV, cgroup_version, find_mechanism, missing_limit, user_namespaces, v2_controllers
 from .sandbox import INSTALL_HINT, probe
 
 
@@ -105,15 +107,31 @@ def setup_command(browser: bool = False) -> int:
             if subprocess.run([*([] if root else ["sudo"]), *step], env=environment).returncode:
                 print(f"repoexec setup: {' '.join(step)} failed; {INSTALL_HINT}", file=sys.stderr)
                 return 1
-    probe.cache_clear()
-    problem = probe()
-    if problem:
-        print(f"repoexec setup: {problem}", file=sys.stderr)
-        return 1
-    print(f"repoexec setup: bubblewrap at {shutil.which('bwrap')} makes sandboxes here")
     if browser:
         print(f"repoexec setup: chromium at {shutil.which('chromium') or shutil.which('chromium-browser')}")
-    return 0
+    return _describe_host()
+
+
+def _describe_host() -> int:
+    """What this host gives a sample (the user, user namespaces, cgroups, each limit's mechanism) and what to do
+    about what is missing; 1 when a sample could not run here as the defaults ask."""
+    uid = os.geteuid()
+    name = next((entry.pw_name for entry in pwd.getpwall() if entry.pw_uid == uid), "a user without a name")
+    print(f"repoexec setup: user {name} (uid {uid}{': root, whom RLIMIT_NPROC does not hold' if uid == 0 else ''})")
+    print(f"repoexec setup: user namespaces: {'yes' if user_namespaces() else 'refused'}; cgroups: "
+          f"{cgroup_version()}, v2 controllers here: {', '.join(v2_controllers()) or 'none'}")
+    probe.cache_clear()
+    problem = probe()
+    sandbox = problem or f"bubblewrap at {shutil.which('bwrap')} works"
+    print(f"repoexec setup: sandbox: {sandbox}", file=sys.stderr if problem else sys.stdout)
+    mechanism = find_mechanism()
+    accepted = os.environ.get(ACCEPT_ENV) == "1"
+    print(f"repoexec setup: processes: {mechanism.mechanism if mechanism else missing_limit()}"
+          f"{' (accepted: ' + ACCEPT_ENV + '=1)' if not mechanism and accepted else ''}",
+          file=sys.stdout if mechanism or accepted else sys.stderr)
+    print("repoexec setup: memory, CPU time, file size, open files: RLIMIT_AS, RLIMIT_CPU, RLIMIT_FSIZE, "
+          "RLIMIT_NOFILE in the sample (per process); disk: the sandbox's tmpfs; output and wall clock: the engine")
+    return 1 if problem or not (mechanism or accepted) else 0
 
 
 def compare_command(

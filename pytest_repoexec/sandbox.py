@@ -15,18 +15,15 @@ capabilities, a new session (no terminal to write to), and it dies with the engi
 from __future__ import annotations
 
 import atexit
-import contextlib
 import functools
-import itertools
 import os
 import shutil
 import subprocess
 import tempfile
-import time
-from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from .cgroups import ProcessCgroup, SampleCgroup  # noqa: F401  (where executor.py and warm.py import them from)
 from .runtime.repoexec_protocol import ErrorType, error_type_of
 
 INSTALL_HINT = (
@@ -328,63 +325,3 @@ def parse_size(text: str) -> int:
     if value < 1:
         raise ValueError(f"{text!r} is not a positive size")
     return int(value)
-
-
-class ProcessCgroup:
-    """A pids cgroup for each sample, where the engine runs as root: the kernel holds root (whose user it maps
-    the sandbox to) to no RLIMIT_NPROC, so without it a fork bomb would reach the host's process table."""
-
-    _ROOT = Path("/sys/fs/cgroup/pids")
-
-    def __init__(self, root: Path) -> None:
-        self.root = root
-        self._count = itertools.count()
-
-    @classmethod
-    def find(cls) -> ProcessCgroup | None:
-        """The pids hierarchy, where this process runs as root and may make cgroups in it; else None (then
-        RLIMIT_NPROC holds the sample)."""
-        if os.geteuid() != 0 or not os.access(cls._ROOT / "cgroup.procs", os.W_OK):
-            return None
-        for stale in cls._ROOT.glob("repoexec-*-*"):  # left by an engine that was killed: empty once it is gone
-            if not Path("/proc", stale.name.split("-")[1]).exists():
-                with contextlib.suppress(OSError):
-                    stale.rmdir()
-        return cls(cls._ROOT)
-
-    @contextlib.contextmanager
-    def sample(self, limit: int) -> Iterator[SampleCgroup]:
-        """A fresh cgroup of at most ``limit`` processes, removed when the sample is over."""
-        folder = self.root / f"repoexec-{os.getpid()}-{next(self._count)}"
-        folder.mkdir()
-        try:
-            (folder / "pids.max").write_text(f"{limit}\n")
-            yield SampleCgroup(folder)
-        finally:
-            for _ in range(50):  # the sample's processes are killed already; the kernel may lag behind
-                try:
-                    folder.rmdir()
-                    break
-                except OSError:
-                    time.sleep(0.02)
-
-
-@dataclass(frozen=True)
-class SampleCgroup:
-    folder: Path
-
-    def entering(self, argv: list[str]) -> list[str]:
-        """``argv`` made to enter the cgroup before it starts (a shell that moves itself, then execs: no child
-        is born outside it)."""
-        return ["/bin/sh", "-c", 'echo $$ > "$0" && exec "$@"', str(self.folder / "cgroup.procs"), *argv]
-
-    def allow(self, count: int) -> None:
-        (self.folder / "pids.max").write_text(f"{count}\n")
-
-    def current(self) -> int:
-        return int((self.folder / "pids.current").read_text())
-
-    def refusals(self) -> int:
-        """How many forks the limit has refused so far."""
-        events = (self.folder / "pids.events").read_text().split()
-        return int(events[1]) if len(events) == 2 and events[0] == "max" else 0
