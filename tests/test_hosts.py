@@ -1,0 +1,115 @@
+"""The sandbox and its process limit as this host and user give them (CI runs this file as root and as a user
+who owns more than 100 other processes): honest samples keep their subprocesses and threads, fork floods are
+stopped, and a process limit never counts processes the sample did not start."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import write_replay
+from pytest_repoexec import cgroups
+from pytest_repoexec.sandbox import _etc
+
+SWAP_OK = "def swap(pair):\n    return (pair[1], pair[0])\n"
+HONEST = """\
+def scaled(value):
+    import subprocess, threading
+    for _ in range(5):
+        subprocess.run(["true"], check=True)
+    threads = [threading.Thread(target=lambda: None) for _ in range(10)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return clamp(value * SCALE, 0, 100)
+"""
+FLOOD = """\
+def scaled(value):
+    import os, time
+    children = []
+    try:
+        for _ in range(200):
+            pid = os.fork()
+            if pid == 0:
+                time.sleep(60)
+                os._exit(0)
+            children.append(pid)
+    finally:
+        for pid in children:
+            os.kill(pid, 9)
+    return clamp(value * SCALE, 0, 100)
+"""
+
+
+@pytest.fixture
+def crowd():
+    """More than 100 sleeping processes of this user, as on a desktop or a shared machine."""
+    sleepers = [subprocess.Popen(["sleep", "600"]) for _ in range(120)]
+    yield
+    for sleeper in sleepers:
+        sleeper.kill()
+        sleeper.wait()
+
+
+def test_the_etc_copy_holds_what_this_user_may_read():
+    private = Path("/etc/ssl/private")
+    copied = _etc() / "ssl" / "private"
+    assert copied.exists() == (private.is_dir() and os.access(private, os.R_OK | os.X_OK))
+    assert (_etc() / "passwd").is_file()
+
+
+@pytest.mark.parametrize("sandbox", ["bwrap", "none"])
+@pytest.mark.parametrize("executor", ["warm", "process"])
+def test_an_honest_sample_keeps_its_subprocesses_and_a_flood_is_stopped_among_many_processes(
+        mini, run_repoexec, pytester, crowd, executor, sandbox):
+    replay = write_replay(pytester.path / "hosts.jsonl", {"mini/scaled": [HONEST, FLOOD], "mini/swap": [SWAP_OK]})
+    result, report = run_repoexec(str(mini / "scaled"), f"--repoexec-model=replay:{replay}", "--repoexec-n=2",
+                                  f"--repoexec-executor={executor}", f"--repoexec-sandbox={sandbox}",
+                                  "--repoexec-fresh")
+    outcomes = {s["sample"]: (s["passed"], s["error_type"]) for s in report["samples"]}
+    assert outcomes == {0: (True, None), 1: (False, "ProcessLimit")}, result.stdout.str()[-2000:]
+
+
+def test_the_process_limit_is_the_strongest_mechanism_here_and_never_the_users_count():
+    mechanism = cgroups.ProcessCgroup.find()
+    assert mechanism is not None  # every host CI runs on gives one
+    if os.geteuid() == 0:  # the kernel holds root to no RLIMIT_NPROC: only a cgroup bounds it
+        assert isinstance(mechanism, cgroups.ProcessCgroup)
+    else:
+        assert isinstance(mechanism, (cgroups.ProcessCgroup, cgroups.OwnNamespace))
+
+
+def test_a_cgroup_left_by_a_killed_run_is_removed_by_the_next():
+    mechanism = cgroups.ProcessCgroup.find()
+    if not isinstance(mechanism, cgroups.ProcessCgroup):
+        pytest.skip(f"platform: no pids cgroup for this user here ({mechanism.mechanism})")
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    stale = mechanism.root / f"repoexec-{dead.pid}-0"
+    stale.mkdir()
+    cgroups.ProcessCgroup.find()
+    assert not stale.exists()
+
+
+def test_unconfined_rlimit_nproc_counts_only_the_samples_processes(crowd):
+    if os.geteuid() == 0:
+        pytest.skip("platform: the kernel holds root to no RLIMIT_NPROC")
+    script = ("import resource, subprocess\nresource.setrlimit(resource.RLIMIT_NPROC, (20, 20))\n"
+              "[subprocess.run(['true'], check=True) for _ in range(5)]\n"
+              "try:\n    [subprocess.Popen(['sleep', '5']) for _ in range(40)]\nexcept OSError:\n    print('held')\n")
+    done = subprocess.run(cgroups.OwnNamespace().entering(["python3", "-c", script]), capture_output=True,
+                          text=True, timeout=60)
+    assert (done.returncode, done.stdout.strip()) == (0, "held"), done.stderr
+
+
+def test_setup_names_the_user_the_cgroups_and_each_limits_mechanism():
+    done = subprocess.run(["repoexec", "setup"], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert any(line.startswith(f"repoexec setup: user ") and f"(uid {os.geteuid()}" in line for line in lines)
+    assert any("cgroups: " + cgroups.cgroup_version() in line for line in lines)
+    assert f"repoexec setup: processes: {cgroups.ProcessCgroup.find().mechanism}" in lines
