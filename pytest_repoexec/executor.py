@@ -220,7 +220,7 @@ class SubprocessExecutor:
             tree=tree, tree_at=workdir, aliases=(root,) if root != workdir else (),
             binds=tuple(dict.fromkeys((path, path) for path in binds)),
             workdir=workdir, tmpfs_bytes=limits.tmpfs, network=problem.network, masks=masks,
-            data=DataFolder.read(seen_expected, options.expected or problem.expected),
+            data=DataFolder.read(seen_expected, options.expected or problem.expected), staging=scratch,
         )
         environment = _BASE_ENVIRONMENT | {
             "HOME": str(home),

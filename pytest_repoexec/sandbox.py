@@ -91,8 +91,17 @@ class DataFolder:
         return sorted({parent for path, _ in self.files for parent in path.parents if parent != Path()},
                       key=lambda folder: len(folder.parts))
 
+    def write(self, where: Path) -> None:
+        """The files under ``where`` on the host, in place of what was there."""
+        shutil.rmtree(where, ignore_errors=True)
+        where.mkdir(parents=True)
+        for folder in self.folders():
+            (where / folder).mkdir()
+        for path, content in self.files:
+            (where / path).write_bytes(content)
 
-DATA_TMPFS = 1 << 30  # the expected-output folder's size limit (the same for every sample: its mount shows it)
+
+DATA_TMPFS = 1 << 30  # the expected-output folder's size limit, where a tmpfs holds it (the warm executor's)
 
 
 @dataclass(frozen=True)
@@ -100,7 +109,10 @@ class View:
     """What one sample sees: its project tree (at ``tree_at``, and as links at ``aliases``), read-only binds
     (host path, path inside), where it starts, how much it may write, whether it has the network. ``masks``
     are files inside the binds shown with other content: the focal module's original in the cached source (the
-    reference, which the tree's links lead to) and its bytecode. ``data`` is the expected-output folder."""
+    reference, which the tree's links lead to) and its bytecode. ``data`` is the expected-output folder.
+    ``staging`` is a host folder of the sample's own where bubblewrap finds the files it shows (the tree's, the
+    masks, the data), to bind them: given their content, it would hold them in the memory of the sandbox's
+    PID 1, which the sample can read through /proc/1/mem."""
 
     tree: Tree
     tree_at: Path
@@ -111,6 +123,7 @@ class View:
     network: bool = False
     masks: tuple[tuple[Path, bytes], ...] = ()
     data: DataFolder | None = None
+    staging: Path | None = None
 
 
 class Bubblewrap:
@@ -132,37 +145,45 @@ class Bubblewrap:
         args += ["--ro-bind", str(_etc()), "/etc"]
         for host, inside in view.binds:
             args += ["--ro-bind", str(host), str(inside)]
-        fds: list[int] = []
+        staged = _Staging(view.staging)
         for path, content in view.masks:
-            fds.append(_memfd(content))
-            args += ["--ro-bind-data", str(fds[-1]), str(path)]
+            args += ["--ro-bind", staged.file(content), str(path)]
         if view.data is not None:
-            args += ["--size", str(DATA_TMPFS), "--tmpfs", str(view.data.at),
-                     *(arg for folder in view.data.folders() for arg in ("--dir", str(view.data.at / folder)))]
-            for path, content in view.data.files:
-                fds.append(_memfd(content))
-                args += ["--file", str(fds[-1]), str(view.data.at / path)]
-            args += ["--remount-ro", str(view.data.at)]
+            args += ["--ro-bind", staged.data(view.data), str(view.data.at)]
         at = view.tree_at  # the project tree, where the tests run (some write there)
         for folder in (Path(), *view.tree.folders):
             args += ["--dir", str(at / folder)]
         for path, target in view.tree.links:
             args += ["--symlink", str(target), str(at / path)]
         for path, content in view.tree.files:  # read-only: the tests and the module stay as they were given
-            fds.append(_memfd(content))
-            args += ["--ro-bind-data", str(fds[-1]), str(at / path)]
+            args += ["--ro-bind", staged.file(content), str(at / path)]
         for alias in view.aliases:
             args += ["--symlink", str(at), str(alias)]
         args += ["--remount-ro", "/dev", "--chdir", str(view.workdir), "--", *argv]
-        return args, tuple(fds)
+        return args, ()
 
 
-def _memfd(content: bytes) -> int:
-    """A descriptor bubblewrap reads a file's content from."""
-    fd = os.memfd_create("repoexec-file")
-    os.write(fd, content)
-    os.lseek(fd, 0, os.SEEK_SET)
-    return fd
+class _Staging:
+    """Files written into a view's staging folder, for bubblewrap to bind."""
+
+    def __init__(self, folder: Path | None) -> None:
+        self.folder, self.count = folder, 0
+
+    def _next(self) -> Path:
+        if self.folder is None:
+            raise ValueError("a view that shows files needs a staging folder")
+        self.count += 1
+        return self.folder / f"staged-{self.count}"
+
+    def file(self, content: bytes) -> str:
+        path = self._next()
+        path.write_bytes(content)
+        return str(path)
+
+    def data(self, data: DataFolder) -> str:
+        path = self._next()
+        data.write(path)
+        return str(path)
 
 
 class Unconfined:
@@ -171,18 +192,8 @@ class Unconfined:
     def wrap(self, view: View, argv: list[str]) -> tuple[list[str], tuple[int, ...]]:
         view.tree.materialise(view.tree_at)
         if view.data is not None:
-            materialise_data(view.data)
+            view.data.write(view.data.at)
         return argv, ()
-
-
-def materialise_data(data: DataFolder) -> None:
-    """The data folder on the host, for a sample run without a sandbox (which hides nothing)."""
-    shutil.rmtree(data.at, ignore_errors=True)
-    data.at.mkdir(parents=True)
-    for folder in data.folders():
-        (data.at / folder).mkdir()
-    for path, content in data.files:
-        (data.at / path).write_bytes(content)
 
 
 Sandbox = Bubblewrap | Unconfined

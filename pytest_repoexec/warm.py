@@ -35,7 +35,7 @@ from .executor import Launch, SubprocessExecutor, Pipes, Watched, watch, held
 from .problem import Problem
 from .runtime import repoexec_warm as zygote
 from .sandbox import (
-    DATA_TMPFS, SCRATCH, Bubblewrap, Limits, ProcessCgroup, Sandbox, Tree, View, materialise_data, python_home,
+    DATA_TMPFS, SCRATCH, Bubblewrap, Limits, ProcessCgroup, Sandbox, Tree, View, python_home,
     system_entries,
 )
 
@@ -130,7 +130,7 @@ class WarmExecutor(SubprocessExecutor):
         if not confined:
             view.tree.materialise(view.tree_at)
             if view.data is not None:
-                materialise_data(view.data)
+                view.data.write(view.data.at)
         data = view.data if confined else None
         return {
             "arguments": list(launch.arguments), "environment": launch.environment, "workdir": str(view.workdir),

@@ -232,10 +232,13 @@ _CHANNELS = r'''
             if os.path.exists(os.path.join(folder, name)):
                 return os.path.join(folder, name)
         for path in ("/proc/1/fd/1", "/proc/1/fd/2"):
-            try:
-                with open(path, "rb") as handle:
-                    if name.encode() in handle.read(64 << 20):
+            try:  # without blocking: where PID 1's output is a pipe, reading it would wait for ever
+                fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+                try:
+                    if name.encode() in os.read(fd, 64 << 20):
                         return path
+                finally:
+                    os.close(fd)
             except OSError:
                 pass
         try:
