@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 REPORT_FORMAT = 2  # the layout of the JSON report that this engine writes and reads; raise it when the layout changes
 _REQUIRED = ("model", "settings", "samples")
 ENGINE_KEYS = ("sandbox", "format", "engine", "settings", "executor", "model", "metrics", "projects", "errors", "empty",
-               "store", "samples", "known_failures", "not_run", "debugging", "shard")  # a scoring report's own keys
+               "store", "decoy", "samples", "known_failures", "not_run", "debugging", "shard")  # a scoring report's own keys
 
 
 class ReportError(ValueError):
@@ -66,6 +66,7 @@ def scoring_document(
         "errors": error_counts(results),
         "empty": sum(r.empty for r in results),
         "store": store_counts([*results, *known]),
+        "decoy": decoy_counts(results),
         "samples": [result.to_dict() for result in results],
         "known_failures": [result.to_dict() for result in known],
         "not_run": sorted(not_run, key=lambda entry: entry["item"]),
@@ -98,6 +99,18 @@ def store_counts(results: Iterable[SampleResult]) -> dict[str, int]:
         "copies": sum(r.copied_from is not None for r in results),
         "evaluated": sum(r.store in ("evaluated", "replaced") for r in results),
         "replaced": sum(r.store == "replaced" for r in results),
+    }
+
+
+def decoy_counts(results: Iterable[SampleResult]) -> dict[str, Any]:
+    """The decoy check of the run's passes: held, caught (those samples are Tampered), and the passing samples
+    that could not get it, with why."""
+    results = list(results)
+    return {
+        "held": sum(r.decoy == "held" for r in results),
+        "caught": sum(r.decoy == "caught" for r in results),
+        "unchecked": [{"problem": r.problem, "sample": r.sample, "why": r.decoy.partition(": ")[2]}
+                      for r in results if r.decoy and r.decoy.startswith("unavailable")],
     }
 
 

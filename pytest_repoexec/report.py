@@ -159,6 +159,13 @@ class ResultsCollector(Collector):
             lines.append(f"result store: {store['read']} samples read back ({store['copies']} of them the same module "
                          f"as another sample), {store['evaluated']} evaluated"
                          + (f", {store['replaced']} unreadable entries evaluated again" if store["replaced"] else ""))
+        decoy = document["decoy"]
+        if decoy["held"] or decoy["caught"] or decoy["unchecked"]:
+            problems = sorted({entry["problem"] for entry in decoy["unchecked"]})
+            lines.append(f"decoy check of the passes: {decoy['held']} held, {decoy['caught']} caught (Tampered)"
+                         + (f"; {len(decoy['unchecked'])} passing samples of {len(problems)} problems could not get "
+                            f"it ({', '.join(problems[:3])}{', ...' if len(problems) > 3 else ''}: see the report's "
+                            "decoy.unchecked)" if decoy["unchecked"] else ""))
         debugging = document.get("debugging")
         if debugging and debugging["rounds"]:
             lines += ["", *render_rounds(debugging["rounds"])]

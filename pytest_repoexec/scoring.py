@@ -200,9 +200,9 @@ class ScoringSession:
         return self._timeouts[problem.id]
 
     @functools.cached_property
-    def decoys(self) -> Decoys:
-        """Every passing sample is checked against a decoy of its tests (``decoy``)."""
-        return Decoys(self.settings.cache / "decoys")
+    def decoys(self) -> Decoys | None:
+        """Every passing sample is checked against a decoy of its tests (``decoy``), unless the run said off."""
+        return Decoys(self.settings.cache / "decoys") if self.settings.decoy else None
 
     @functools.cached_property
     def store(self) -> ResultStore:
@@ -210,7 +210,7 @@ class ScoringSession:
         settings = self.settings
         context = {"test_timeout": settings.test_timeout, "sample_timeout": settings.sample_timeout,
                    "limits": dataclasses.asdict(settings.limits), "sandbox": settings.sandbox,
-                   "fail_fast": settings.fail_fast}
+                   "fail_fast": settings.fail_fast, "decoy": settings.decoy}
         return ResultStore(settings.cache / "results", context, fresh=settings.fresh, run=self.run)
 
     def environment(self, problem: Problem) -> ProjectEnv:

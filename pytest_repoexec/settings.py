@@ -66,6 +66,10 @@ def add_options(parser: pytest.Parser) -> None:
                     help="the least time limit of a test under relative timeouts (default 1)")
     group.addoption("--repoexec-fail-fast", action="store_true",
                     help="stop each sample at its first failing test: enough for pass@k, and TR is not measured")
+    group.addoption("--repoexec-decoy", choices=("check", "off"), default="check",
+                    help="check every passing sample against a decoy of its tests, whose expected values no honest "
+                         "candidate can produce (default); off: believe a pass as the tests' process reports it "
+                         "(the report says so)")
     group.addoption("--repoexec-fresh", action="store_true",
                     help="evaluate again what earlier runs put in the result store (a module is still judged "
                          "once a run)")
@@ -111,6 +115,7 @@ class Settings:
     executor: str = "warm"
     warm_processes: int = 4
     fresh: bool = False  # evaluate again what the result store holds
+    decoy: bool = True  # a pass stands only if the sample fails the decoy of its tests (``decoy``)
     fail_fast: bool = False  # each sample stops at its first failing test; TR is then not measured
     timeout_factor: float = 10.0  # relative timeouts: this many times the reference's time on a test; 0: off
     min_timeout: float = 1.0  # the least limit of a test under relative timeouts
@@ -156,6 +161,7 @@ class Settings:
             executor=option("repoexec_executor"),
             warm_processes=option("repoexec_warm_processes"),
             fresh=option("repoexec_fresh"),
+            decoy=option("repoexec_decoy", "check") == "check",
             fail_fast=option("repoexec_fail_fast"),
             timeout_factor=option("repoexec_timeout_factor"),
             min_timeout=option("repoexec_min_timeout"),
