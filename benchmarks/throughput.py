@@ -18,6 +18,11 @@ many verdicts the killed run had stored, how many the second run read and evalua
 the warm run's, and each sample whose verdict is not.
 ``--skip-process`` leaves out the process run (and so the ratio and the comparison), ``--skip-resume`` the
 resume.
+
+``--decoy-cost`` measures the decoy check instead: the warm run with ``--repoexec-decoy=off``, then with it on
+(both fresh, one after the other), and prints each one's time, what the check added in all and per passing
+sample, its share of the run, its outcome (held, caught, could not be checked: the workload holds no cheat, so
+nothing may be caught) and every sample whose verdict differs between the two runs.
 """
 
 from __future__ import annotations
@@ -136,6 +141,37 @@ def phase_shares(report: dict) -> dict[str, float]:
     return {name: seconds / whole for name, seconds in totals.most_common()}
 
 
+def decoy_cost(out: Path, replay: Path, workers: str, scratch: Path) -> None:
+    """The decoy check's cost, and that it changes no honest verdict (see the module's docstring)."""
+    reports, times = {}, {}
+    for decoy in ("off", "check"):
+        path = scratch / f"decoy-{decoy}.json"
+        times[decoy] = session(out, replay, workers, path, "--repoexec-fresh", f"--repoexec-decoy={decoy}")
+        reports[decoy] = json.loads(path.read_text())
+    passing = sum(sample["passed"] for sample in reports["off"]["samples"])
+    added = times["check"] - times["off"]
+    for decoy in ("off", "check"):
+        print(f"decoy {decoy}: {len(reports[decoy]['samples'])} samples in {times[decoy]:.1f} s "
+              f"(pass@1 {reports[decoy]['metrics'].get('pass@1')})")
+    print(f"the decoy check added {added:.1f} s ({added / times['off']:+.1%} of the run without it), "
+          f"{added / max(passing, 1):.3f} s of wall time per passing sample ({passing} passed)")
+    checked = reports["check"]["decoy"]
+    unchecked = {entry["problem"] for entry in checked["unchecked"]}
+    print(f"decoy outcome: {checked['held']} held, {checked['caught']} caught, {len(checked['unchecked'])} passing "
+          f"samples of {len(unchecked)} problems could not be checked")
+    for why, count in collections.Counter(entry["why"] for entry in checked["unchecked"]).most_common():
+        print(f"  {count}: {why}")
+    tampered = [sample for sample in reports["check"]["samples"] if sample["error_type"] == "Tampered"]
+    print(f"Tampered: {len(tampered)}")
+    for sample in tampered:
+        print(f"  {sample['problem']} sample {sample['sample']}: {(sample['error_log'] or '')[:300]}")
+    before, after = verdicts(reports["off"]), verdicts(reports["check"])
+    differ = sorted(key for key in before.keys() | after.keys() if before.get(key) != after.get(key))
+    print(f"verdicts that differ: {len(differ)}")
+    for key in differ:
+        print(f"  {key[0]} sample {key[1]}: without {before.get(key)}, with {after.get(key)}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=Path(__file__).resolve().parents[2] / "shared" / "repoexec")
@@ -144,6 +180,7 @@ def main() -> None:
     parser.add_argument("--mutants", type=int, default=8)
     parser.add_argument("--skip-process", action="store_true")
     parser.add_argument("--skip-resume", action="store_true")
+    parser.add_argument("--decoy-cost", action="store_true", help="measure the decoy check instead (see above)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="repoexec-throughput-") as scratch:
         out, replay = Path(scratch, "imported"), Path(scratch, "workload.jsonl")
@@ -162,6 +199,9 @@ def main() -> None:
         count = sum(map(len, samples.values()))
         print(f"workload: {len(problems)} problems, {count} samples")
         session(out, replay, args.workers, Path(scratch, "setup.json"), "--repoexec-n=1")  # builds environments
+        if args.decoy_cost:
+            decoy_cost(out, replay, args.workers, Path(scratch))
+            return
 
         reports, times = {}, {}
         memory = MemoryPeak()
