@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import __version__
+from .cgroups import find_mechanism
 from .metrics import KS, error_counts, summarise
 from .results import SampleResult
 from .store import engine_digest
@@ -40,8 +41,20 @@ class ReportError(ValueError):
 def header(settings: Settings) -> dict[str, Any]:
     """What every report starts with: where candidates ran (first: an unconfined run says so before anything
     else), the layout, the engine, and every --repoexec-* option as given."""
-    return {"sandbox": settings.sandbox, "format": REPORT_FORMAT,
+    return {"sandbox": containment(settings), "format": REPORT_FORMAT,
             "engine": {"version": __version__, "code": engine_digest()[:16]}, "settings": settings.options}
+
+
+def containment(settings: Settings) -> dict[str, str]:
+    """Where candidates ran and what held them, each limit with its mechanism on this host."""
+    found = find_mechanism()
+    return {
+        "kind": settings.sandbox,  # bwrap, or none: unconfined, on the host
+        "processes": found.mechanism if found else "none (--repoexec-accept-no-process-limit)",
+        "memory, file size, CPU time, open files": "rlimits, soft and hard, set before the candidate's code runs",
+        "system calls": "seccomp: no keyrings, ptrace or process_vm_readv/writev",
+        "passes": "the decoy check" if settings.decoy else "believed as reported (--repoexec-decoy=off)",
+    }
 
 
 def scoring_document(

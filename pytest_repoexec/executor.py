@@ -27,9 +27,9 @@ from typing import Any, Protocol
 from . import syntax
 from .environment import ProjectEnv, StaleRuntimeError
 from .problem import Problem
+from .cgroups import ProcessCgroup
 from .sandbox import (
-    EXPECTED, HOME, SAMPLE, Bubblewrap, DataFolder, Limits, ProcessCgroup, Sandbox, Tree, View, make_sandbox,
-    python_home,
+    EXPECTED, HOME, SAMPLE, Bubblewrap, DataFolder, Limits, Sandbox, Tree, View, make_sandbox, python_home,
 )
 from .runtime import repoexec_protocol as protocol
 from .runtime.repoexec_protocol import ErrorType, error_type_of
@@ -130,13 +130,15 @@ class SubprocessExecutor:
     """
 
     def __init__(
-        self, test_timeout: float, sample_timeout: float, sandbox: Sandbox | None = None, limits: Limits = Limits()
+        self, test_timeout: float, sample_timeout: float, sandbox: Sandbox | None = None, limits: Limits = Limits(),
+        accept_no_process_limit: bool = False,
     ) -> None:
         self.test_timeout = test_timeout
         self.sample_timeout = sample_timeout
         self.sandbox = sandbox if sandbox is not None else make_sandbox("bwrap")
         self.limits = limits
-        self.cgroup = ProcessCgroup.find()
+        # the strongest bound on a sample's processes this host offers (cgroups); ProcessLimitUnavailable if none
+        self.cgroup = ProcessCgroup.find(accept_none=True if accept_no_process_limit else None)
 
     def run(
         self, env: ProjectEnv, problem: Problem, module_source: str, options: RunOptions = RunOptions()

@@ -54,7 +54,7 @@ def render_html(document: dict[str, Any]) -> str:
         title=f"repoexec: {document['model']}",
         settings=[(label, settings.get(option)) for label, option in _SETTINGS if settings.get(option) is not None]
         + [("engine", f"pytest-repoexec {document['engine']['version']} ({document['engine']['code']})"),
-           ("sandbox", document["sandbox"])],
+           *((f"sandbox: {name}", value) for name, value in document["sandbox"].items())],
         options=sorted(settings.items()),
         table=metrics_rows(document),
         charts=charts,

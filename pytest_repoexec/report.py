@@ -13,7 +13,7 @@ import pytest
 
 from . import transport
 from .debugging import Revision, Round
-from .document import (METRICS_HEADER, debugging_section, header, metrics_rows, percent, scoring_document,
+from .document import (METRICS_HEADER, containment, debugging_section, header, metrics_rows, percent, scoring_document,
                        write_json, write_text)
 from .fixer import FixResult
 from .gate import GateResult
@@ -64,10 +64,12 @@ class Collector:
             write_text(self.settings.html, render_html(document))
 
     def sandbox_line(self) -> list[str]:
-        """Said first when candidates ran unconfined."""
+        """Said first: where candidates ran, and what bounded their processes."""
+        held = containment(self.settings)
         if self.settings.sandbox == "none":
-            return ["sandbox: none (--repoexec-sandbox=none): candidates ran unconfined, on the host"]
-        return []
+            return [f"sandbox: none (--repoexec-sandbox=none): candidates ran unconfined, on the host; processes: "
+                    f"{held['processes']}"]
+        return [f"sandbox: {held['kind']}; processes: {held['processes']}; passes: {held['passes']}"]
 
     def owns(self, report: pytest.TestReport) -> bool:
         raise NotImplementedError

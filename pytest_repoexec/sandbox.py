@@ -23,7 +23,6 @@ import tempfile
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from .cgroups import ProcessCgroup, SampleCgroup  # noqa: F401  (where executor.py and warm.py import them from)
 from .runtime.repoexec_protocol import ErrorType, error_type_of
 
 INSTALL_HINT = (

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from .cgroups import ProcessLimitUnavailable
 from .environment import default_cache_dir
 from .executor import SubprocessExecutor
 from .gate import GateSettings
@@ -66,6 +67,9 @@ def add_options(parser: pytest.Parser) -> None:
                     help="the least time limit of a test under relative timeouts (default 1)")
     group.addoption("--repoexec-fail-fast", action="store_true",
                     help="stop each sample at its first failing test: enough for pass@k, and TR is not measured")
+    group.addoption("--repoexec-accept-no-process-limit", action="store_true",
+                    help="run even where this host offers no way to bound a sample's processes (no pids cgroup, "
+                         "no user namespace): a fork flood then reaches the host; the report says so")
     group.addoption("--repoexec-decoy", choices=("check", "off"), default="check",
                     help="check every passing sample against a decoy of its tests, whose expected values no honest "
                          "candidate can produce (default); off: believe a pass as the tests' process reports it "
@@ -116,6 +120,7 @@ class Settings:
     warm_processes: int = 4
     fresh: bool = False  # evaluate again what the result store holds
     decoy: bool = True  # a pass stands only if the sample fails the decoy of its tests (``decoy``)
+    accept_no_process_limit: bool = False  # run where no mechanism bounds a sample's processes
     fail_fast: bool = False  # each sample stops at its first failing test; TR is then not measured
     timeout_factor: float = 10.0  # relative timeouts: this many times the reference's time on a test; 0: off
     min_timeout: float = 1.0  # the least limit of a test under relative timeouts
@@ -162,6 +167,7 @@ class Settings:
             warm_processes=option("repoexec_warm_processes"),
             fresh=option("repoexec_fresh"),
             decoy=option("repoexec_decoy", "check") == "check",
+            accept_no_process_limit=bool(option("repoexec_accept_no_process_limit", False)),
             fail_fast=option("repoexec_fail_fast"),
             timeout_factor=option("repoexec_timeout_factor"),
             min_timeout=option("repoexec_min_timeout"),
@@ -248,7 +254,12 @@ def make_executor(settings: Settings) -> SubprocessExecutor:
         sandbox = make_sandbox(settings.sandbox)
     except SandboxUnavailable as exc:
         raise pytest.UsageError(f"--repoexec-sandbox={settings.sandbox}: {exc}") from None
-    if settings.executor == "warm":
-        return WarmExecutor(settings.test_timeout, settings.sample_timeout, sandbox, settings.limits,
-                            keep=settings.warm_processes)
-    return SubprocessExecutor(settings.test_timeout, settings.sample_timeout, sandbox, settings.limits)
+    try:
+        if settings.executor == "warm":
+            return WarmExecutor(settings.test_timeout, settings.sample_timeout, sandbox, settings.limits,
+                                keep=settings.warm_processes, accept_no_process_limit=settings.accept_no_process_limit)
+        return SubprocessExecutor(settings.test_timeout, settings.sample_timeout, sandbox, settings.limits,
+                                  accept_no_process_limit=settings.accept_no_process_limit)
+    except ProcessLimitUnavailable as exc:
+        raise pytest.UsageError(f"--repoexec-processes: {exc}; or pass --repoexec-accept-no-process-limit "
+                                "knowingly") from None

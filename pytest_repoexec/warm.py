@@ -31,11 +31,12 @@ from pathlib import Path
 from typing import Any
 
 from .environment import ProjectEnv
+from .cgroups import OwnNamespace, ProcessCgroup
 from .executor import Launch, SubprocessExecutor, Pipes, Watched, watch, held
 from .problem import Problem
 from .runtime import repoexec_warm as zygote
 from .sandbox import (
-    DATA_TMPFS, SCRATCH, Bubblewrap, Limits, ProcessCgroup, Sandbox, Tree, View, python_home,
+    DATA_TMPFS, SCRATCH, Bubblewrap, Limits, Sandbox, Tree, View, python_home,
     system_entries,
 )
 
@@ -62,8 +63,8 @@ class _Key:
 
 class WarmExecutor(SubprocessExecutor):
     def __init__(self, test_timeout: float, sample_timeout: float, sandbox: Sandbox | None = None,
-                 limits: Limits = Limits(), keep: int = 4) -> None:
-        super().__init__(test_timeout, sample_timeout, sandbox, limits)
+                 limits: Limits = Limits(), keep: int = 4, accept_no_process_limit: bool = False) -> None:
+        super().__init__(test_timeout, sample_timeout, sandbox, limits, accept_no_process_limit)
         self.keep = keep
         self.processes: collections.OrderedDict[_Key, WarmProcess] = collections.OrderedDict()
         self.cold: dict[_Key, str] = {}  # environments left to fresh processes, and why
@@ -168,7 +169,7 @@ class WarmProcess:
     (A cgroup per sample would cost a migration, about 10 ms, each time.)"""
 
     def __init__(self, key: _Key, env: ProjectEnv, problem: Problem, sandbox: Sandbox,
-                 environment: dict[str, str], cgroups: ProcessCgroup | None) -> None:
+                 environment: dict[str, str], cgroups: ProcessCgroup | OwnNamespace | None) -> None:
         self.exited: int | None = None
         self.start_time = 0.0  # seconds it took to start, until a sample has counted them
         # what its sandbox shows (where the host has it), and so what a sample's view may bind

@@ -31,7 +31,7 @@ def test_without_bubblewrap_nothing_runs_and_the_error_says_how_to_install_it(py
 def test_an_unconfined_run_says_so_first(mini, run_repoexec):
     result, report = run_repoexec(str(mini), "--repoexec-sandbox=none")
     result.assert_outcomes(passed=2)
-    assert list(report)[0] == "sandbox" and report["sandbox"] == "none"
+    assert list(report)[0] == "sandbox" and report["sandbox"]["kind"] == "none"
     summary = result.stdout.lines[[i for i, line in enumerate(result.stdout.lines) if "repoexec: reference" in line][0] + 1]
     assert summary.startswith("sandbox: none")
 
