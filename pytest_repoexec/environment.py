@@ -41,6 +41,10 @@ RUNTIME_MODULES = tuple(Path(__file__).with_name("runtime") / name
                         for name in ("repoexec_inner.py", "repoexec_protocol.py", "repoexec_guard.py", "repoexec_warm.py"))
 # What the inner test run needs inside every project's virtualenv; copied from this interpreter, so no network.
 RUNTIME_DISTRIBUTIONS = ("pytest", "pytest-timeout", "coverage")
+# The runtime reaches a virtualenv through a .pth line, after its site-packages: a copy of these that a project's
+# requirements install (an old plugin's pytest) would be the one imported. They are installed at the runtime's
+# versions instead, whatever the requirements pin (uv's overrides); part of the environment's key.
+_RUNNER_PINNED = "runner pinned to the runtime's versions"
 _FAR_FUTURE = "2999-12-31T00:00:00Z"
 _DOWNLOAD_LAYOUT = "sdist+wheel"  # what a PyPI source is made of; part of its cache key
 _SKIPPED_FOLDERS = ("__pycache__", ".git", ".hg", ".tox", ".venv")  # neither copied nor hashed
@@ -121,7 +125,7 @@ class Environments:
         runtime = self._runtime()
         env_key = _digest(
             [source_key, *sorted(project.requirements), project.resolve_before or "", *sorted(project.resolve_exempt),
-             sys.executable, platform.python_version(), runtime.name]
+             sys.executable, platform.python_version(), runtime.name, *([_RUNNER_PINNED] if project.requirements else [])]
         )
         venv = self.cache / "venvs" / f"{project.name}-{env_key}"
         build_once(venv, lambda target: _make_virtualenv(project, target, runtime), self.cache)
@@ -293,7 +297,7 @@ def _make_virtualenv(project: Project, target: Path, runtime: Path) -> None:
         raise EnvironmentBuildError(f"project {project.name}: virtualenv failed: {exc}") from exc
     python = _interpreter(target)
     if project.requirements:
-        _run_tool(_install_command(project, python), "installing " + " ".join(project.requirements), project)
+        _install_requirements(project, python, runtime)
     site_packages = subprocess.run(
         [str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
         capture_output=True, text=True, check=True,
@@ -301,12 +305,35 @@ def _make_virtualenv(project: Project, target: Path, runtime: Path) -> None:
     Path(site_packages, "_repoexec_runtime.pth").write_text(f"{runtime}\n")
 
 
-def _install_command(project: Project, python: Path) -> list[str]:
+def _install_requirements(project: Project, python: Path, runtime: Path) -> None:
+    """The project's requirements resolved together with the runner's distributions at the runtime's versions (an
+    override beats any pin) and the rest of their closure free of the date cap (an old date has no pluggy the
+    runtime's pytest takes): the copies in site-packages are then the runtime's, or what its pytest accepts (a
+    project's packaging). A requirement that cannot live with them is refused, naming the project."""
+    closure = json.loads((runtime / "manifest.json").read_text())
+    pins = {name: closure[name] for name in RUNTIME_DISTRIBUTIONS}
+    with tempfile.TemporaryDirectory(prefix="repoexec-overrides-") as scratch:
+        overrides = Path(scratch, "runner.txt")
+        overrides.write_text("".join(f"{name}=={version}\n" for name, version in pins.items()))
+        result = subprocess.run(_install_command(project, python, overrides, tuple(closure)), capture_output=True,
+                                text=True)
+    if result.returncode != 0:
+        runner = ", ".join(f"{name}=={version}" for name, version in pins.items())
+        raise EnvironmentBuildError(
+            f"project {project.name}: installing its requirements ({project.manifest}) failed; every project runs "
+            f"under the engine's {runner}, whatever its requirements pin, so a requirement that conflicts with "
+            f"them (named below) cannot be installed:\n{(result.stdout + result.stderr).strip()[-4000:]}"
+        )
+
+
+def _install_command(project: Project, python: Path, overrides: Path, runner: tuple[str, ...]) -> list[str]:
     """uv resolves and installs; it can also resolve as of a date, which old releases need."""
-    command = [uv.find_uv_bin(), "pip", "install", "--quiet", "--python", str(python), *project.requirements]
+    command = [uv.find_uv_bin(), "pip", "install", "--quiet", "--python", str(python), "--overrides", str(overrides),
+               "--requirements", str(overrides), *project.requirements]
     if project.resolve_before:
         command += ["--exclude-newer", f"{project.resolve_before}T23:59:59Z"]
-        command += [f"--exclude-newer-package={name}={_FAR_FUTURE}" for name in project.resolve_exempt]
+        command += [f"--exclude-newer-package={name}={_FAR_FUTURE}"
+                    for name in dict.fromkeys((*project.resolve_exempt, *runner))]
     return command
 
 
