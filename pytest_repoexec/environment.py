@@ -119,7 +119,7 @@ class Environments:
 
     def _build(self, project: Project) -> ProjectEnv:
         _check_python(project)
-        source_key = _source_key(project)
+        source_key = project_source_key(project)
         source_root = self.cache / "sources" / f"{project.name}-{source_key}"
         build_once(source_root, lambda target: _materialise(project, target), self.cache)
         runtime = self._runtime()
@@ -172,7 +172,8 @@ def _digest(parts: list[str]) -> str:
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:16]
 
 
-def _source_key(project: Project) -> str:
+def project_source_key(project: Project) -> str:
+    """The project's source as its environment is keyed: a folder's files, else the pinned release or revision."""
     source = project.source
     built = ["build_extensions"] if project.build_extensions else []
     if source.kind != "path":

@@ -7,13 +7,15 @@ runs the tests (``evaluation.evaluate``) and puts its result on its report, whic
 ``ResultsCollector`` turns into metrics.
 
 Under xdist the controller collects too (``selection.collect_on_controller``), only to learn the selection
-before the workers start, and hands the completions to them in ``workerinput``.
+before the workers start, and hands the completions to them in ``workerinput``; a worker on another host checks
+its copy of the problems and builds its environments before its first sample (``remote``).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import functools
+import os
 import threading
 import uuid
 from collections.abc import Iterator
@@ -22,10 +24,10 @@ from typing import Any
 
 import pytest
 
-from . import progress, transport
+from . import progress, remote, transport
 from .collection import ProblemFile, ProblemLoader
 from .debugging import DebugPhase
-from .environment import EnvironmentBuildError, Environments, ProjectEnv
+from .environment import EnvironmentBuildError, Environments, ProjectEnv, default_cache_dir
 from .decoy import Decoys
 from .evaluation import REFERENCE, Evaluation, evaluate
 from .executor import ProblemLayoutError, SubprocessExecutor
@@ -44,9 +46,18 @@ class ScoringSession:
     ``--repoexec-debug-rounds``, the debugging phase."""
 
     def __init__(self, config: pytest.Config, settings: Settings) -> None:
+        handed = getattr(config, "workerinput", None)
+        self.host: str | None = handed.get(transport.HOST) if handed is not None else None  # another host's worker
+        if self.host is not None:  # its own cache: REPOEXEC_CACHE there (//env: in its spec), else its user's
+            settings = dataclasses.replace(settings, cache=default_cache_dir())
         self.config, self.settings = config, settings
         self.loader = ProblemLoader()
         self.environments = Environments(settings.cache)
+        self.hosts: list[str] = []  # on the controller: the other hosts xdist starts workers on
+        self.local_workers = True  # on the controller: whether any worker shares its files and cache
+        self.digests: remote.Digests = {}  # on the controller: the selected problems' files, for other hosts
+        self.refused: dict[str, str] = {}  # on another host's worker: why it will not run a problem, by id
+        self.host_error: str | None = None  # on another host's worker: why it can run no sample
         self.generator: Generator | None = None
         self.counts: dict[str, int] = {}  # samples of each collected problem, by id
         self.completions: dict[str, list[str]] | None = None  # of the selected problems, once generated
@@ -55,7 +66,6 @@ class ScoringSession:
         self.session: pytest.Session | None = None
         self._environment_lock = threading.Lock()
         self._timeouts: dict[str, dict[str, float] | None] = {}  # relative test timeouts, by problem id
-        handed = getattr(config, "workerinput", None)
         if handed is not None:  # an xdist worker: the controller counted and generated
             self.counts = dict(handed.get(transport.COUNTS, {}))
             self.completions = dict(handed.get(transport.COMPLETIONS, {}))
@@ -114,15 +124,47 @@ class ScoringSession:
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         """The selection is known: ask the generator about exactly the selected problems, once (after checking
         that the sandbox works and building the environments, so that a run that cannot start costs no
-        generation; the xdist workers then find the environments built)."""
-        if self.completions is not None or session.config.option.collectonly:
+        generation; the xdist workers on this host then find the environments built)."""
+        if session.config.option.collectonly:
+            return
+        if self.completions is not None:
+            if self.host is not None:
+                self._prepare_host(session)
             return
         self.selected = {item.problem.id: item.problem for item in session.items if isinstance(item, SampleItem)}
-        if self.selected:
+        if self.selected and self.local_workers:
             self.executor  # noqa: B018 (made now: a sandbox that cannot run stops the run before generation)
             self.environments.prepare([problem.project for problem in self.selected.values()], self.settings.workers,
                                       progress.wanted(session.config))
+        if self.hosts:
+            self.digests = remote.files_digest(self.selected.values())
         self.completions = self._generate(list(self.selected.values())) if self.selected else {}
+
+    def _prepare_host(self, session: pytest.Session) -> None:
+        """A worker on another host, before its first sample: refuse the problems whose files are not the
+        controller's, check that the sandbox starts here, build the environments of the rest."""
+        assert self.host is not None
+        problems = {item.problem.id: item.problem for item in session.items if isinstance(item, SampleItem)}
+        if not problems:
+            return
+        say = remote.announcer(self.config, self.host)
+        self.refused = remote.refusals(problems.values(), self.config.workerinput.get(transport.DIGESTS, {}),
+                                       self.host)
+        for reason in self.refused.values():
+            say(reason)
+        try:
+            self.executor  # noqa: B018 (its sandbox checked here, where the samples run)
+        except pytest.UsageError as exc:
+            self.host_error = f"{self.host} cannot run samples: {exc}"
+            say(self.host_error)
+            return
+        remote.prepare(self.environments, [problem.project for problem_id, problem in problems.items()
+                                           if problem_id not in self.refused], os.cpu_count() or 1, say)
+
+    def check_host(self, problem: Problem) -> None:
+        """On another host's worker: a problem it refused, or a host that can run nothing, fails the sample."""
+        if self.host_error or problem.id in self.refused:
+            pytest.fail(self.host_error or self.refused[problem.id], pytrace=False)
 
     @functools.cached_property
     def executor(self) -> SubprocessExecutor:
@@ -149,8 +191,14 @@ class ScoringSession:
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_setupnodes(self, config: pytest.Config, specs: Any) -> None:
-        """Before any worker starts: the controller collects, so that generation sees the selection."""
+        """Before any worker starts: the controller collects, so that generation sees the selection, and notes
+        which workers run on other hosts (each gets the problems' digests; their errors are summed up by host)."""
         assert self.session is not None
+        self.hosts = [name for name in map(remote.host_name, specs) if name]
+        self.local_workers = len(self.hosts) < len(specs)
+        remote.check_paths(config, specs)
+        if self.hosts:
+            config.pluginmanager.register(remote.HostErrors(), "repoexec-hosts")
         self.quiet = True
         try:
             collect_on_controller(self.session)
@@ -162,6 +210,9 @@ class ScoringSession:
         node.workerinput[transport.COUNTS] = self.counts
         node.workerinput[transport.COMPLETIONS] = self.completions or {}
         node.workerinput[transport.RUN] = self.run
+        node.workerinput[transport.HOST] = host = remote.host_name(node.gateway.spec)
+        if host is not None:
+            node.workerinput[transport.DIGESTS] = self.digests
 
     # What the debugging phase asks of the samples it revises.
 
@@ -227,7 +278,13 @@ class SampleItem(pytest.Item):
         self.user_properties.append((transport.SAMPLE, problem.id))
 
     def setup(self) -> None:
-        self.scoring.environment(self.problem)  # built (or found) here: a build that fails is a setup error
+        self.scoring.check_host(self.problem)
+        try:
+            self.scoring.environment(self.problem)  # built (or found) here: a build that fails is a setup error
+        except EnvironmentBuildError as exc:
+            if self.scoring.host is None:
+                raise
+            pytest.fail(f"{self.scoring.host} could not build the environment: {exc}", pytrace=False)
 
     def runtest(self) -> None:
         completions = self.scoring.completions or {}

@@ -2,9 +2,10 @@
 
 Controller to workers, in ``workerinput`` (set in ``pytest_configure_node``): how many samples each collected
 problem has, the completions of the selected problems (so that a worker on another host needs nothing but
-the problems), and the run's name, which its result store entries carry. Workers to controller, on each item's
-report (``user_properties``): the item's result as a plain dict. Only the controller turns reports back into
-results.
+the problems), the run's name, which its result store entries carry, and for a worker on another host, that
+host's name and the digests of the problems' files, which it compares with its own copy. Workers to controller,
+on each item's report (``user_properties``): the item's result as a plain dict. Only the controller turns
+reports back into results.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from .results import SampleResult
 COUNTS = "repoexec_counts"  # workerinput: problem id -> number of samples (every collected problem)
 COMPLETIONS = "repoexec_completions"  # workerinput: problem id -> completions (the selected problems)
 RUN = "repoexec_run"  # workerinput: the run's name in the result store's entries
+HOST = "repoexec_host"  # workerinput: the worker's host as the controller names it; None on the controller's host
+DIGESTS = "repoexec_digests"  # workerinput: each selected problem's files as the controller has them (``remote``)
 
 SAMPLE = "repoexec-sample"  # on every sample item's reports: tells them from other tests' reports
 SAMPLE_RESULT = "repoexec"  # a sample's SampleResult
