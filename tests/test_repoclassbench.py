@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from pytest_repoexec.cli import main
-from pytest_repoexec.importer.repoclassbench import emptied, import_benchmark
+from pytest_repoexec.importer.repoclassbench import emptied, import_benchmark, task_of
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "repoclassbench"
 needs_data = pytest.mark.skipif(not (SHARED / "python_data.json").is_file(),
@@ -51,7 +51,7 @@ def _tarball(path: Path, top: str, files: dict[str, str], truncate: bool = False
     path.write_bytes(data[:len(data) // 2] if truncate else data)
 
 
-def _task(task_id: str, name: str, commit: str, file: str, directives: list[str], truth: str) -> dict:
+def _record(task_id: str, name: str, commit: str, file: str, directives: list[str], truth: str) -> dict:
     instance = task_id[:-len(name) - 1]
     return {"task_id": task_id, "class_name": name, "file": f"/x/{instance}/{file}",
             "detailed_description": f"{name}, at length.", "sketchy_description": f"{name}.",
@@ -68,14 +68,14 @@ def test_bad_input_is_reported_by_task_and_nothing_is_half_written(tmp_path: Pat
     _tarball(tmp_path / "bench" / "sources" / f"shapes-{truncated[:12]}.tar.gz", f"shapes-{truncated[:12]}", tree,
              truncate=True)
     renamed = SHAPES.split("\n\n\n")[1].replace("Square(", "SqUaRe(")
-    tasks = [_task("org__shapes-1_SqUaRe", "SqUaRe", good, "shapes/core.py", ["tests/test_core.py::test_area"],
+    tasks = [_record("org__shapes-1_SqUaRe", "SqUaRe", good, "shapes/core.py", ["tests/test_core.py::test_area"],
                    renamed),
-             _task("org__shapes-1_Circle", "Circle", good, "shapes/core.py", ["tests/test_core.py::test_area"], ""),
-             _task("org__shapes-1_ShapeBase", "ShapeBase", good, "shapes/core.py",
+             _record("org__shapes-1_Circle", "Circle", good, "shapes/core.py", ["tests/test_core.py::test_area"], ""),
+             _record("org__shapes-1_ShapeBase", "ShapeBase", good, "shapes/core.py",
                    ["tests/test_core.py::test_volume"], SHAPES.split("\n\n\n")[0]),
-             _task("org__shapes-2_Square", "Square", truncated, "shapes/core.py", ["tests/test_core.py::test_area"],
+             _record("org__shapes-2_Square", "Square", truncated, "shapes/core.py", ["tests/test_core.py::test_area"],
                    ""),
-             _task("org__shapes-3_Square", "Square", missing, "shapes/core.py", ["tests/test_core.py::test_area"], "")]
+             _record("org__shapes-3_Square", "Square", missing, "shapes/core.py", ["tests/test_core.py::test_area"], "")]
     (tmp_path / "bench" / "python_data.json").write_text(json.dumps(tasks))
     out = tmp_path / "out"
     assert main(["import", "--format", "repoclassbench", str(tmp_path / "bench"), "--out", str(out)]) == 1
@@ -91,6 +91,13 @@ def test_bad_input_is_reported_by_task_and_nothing_is_half_written(tmp_path: Pat
     assert "class SqUaRe(ShapeBase)" in (project / "repo" / "shapes" / "core.py").read_text()
     assert not (out / f"shapes-{truncated[:12]}").exists() and not list(out.glob(".*importing*"))
     assert "test_area" in (project / "SqUaRe" / "problem.toml").read_text()
+
+
+def test_only_xdists_group_suffix_is_cut_from_a_directive() -> None:
+    directives = ["t.py::test_a[x]@redis", "t.py::test_b@examples", "t.py::test_c[mailto:user@example.org]",
+                  "t.py::test_d[@unittest.skip]"]
+    task = task_of(_record("org__shapes-1_Square", "Square", "a" * 40, "shapes/core.py", directives, ""))
+    assert task.directives == ("t.py::test_a[x]", "t.py::test_b", *directives[2:])
 
 
 def test_emptied_leaves_every_method_a_pass_body() -> None:

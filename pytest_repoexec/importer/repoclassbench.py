@@ -9,6 +9,7 @@ from __future__ import annotations
 import difflib
 import json
 import os
+import re
 import shutil
 import sys
 import tarfile
@@ -39,6 +40,9 @@ DATA = "python_data.json"
 SOURCES = "sources"
 REPORT = "import-report.json"
 SETTINGS = Path(__file__).with_name("repoclassbench.toml")
+# pytest-xdist's --dist=loadgroup reports a test of an xdist_group as "node id@group": an "@" inside a parameter's
+# id (requests' "mailto:user@example.org") is not one
+_GROUP_SUFFIX = re.compile(r"(?<=[\w\]])@\w+$")
 
 
 class BenchmarkError(Exception):
@@ -98,14 +102,15 @@ def read_tasks(folder: Path) -> list[Task]:
     tasks = []
     for number, record in enumerate(records):
         try:
-            tasks.append(_task(record))
+            tasks.append(task_of(record))
         except (KeyError, TypeError, ValueError) as exc:
             raise BenchmarkError(f"{path}: task {number} ({record.get('task_id', '?') if isinstance(record, dict) else '?'}):"
                                  f" field {exc} missing or malformed") from None
     return tasks
 
 
-def _task(record: dict[str, Any]) -> Task:
+def task_of(record: dict[str, Any]) -> Task:
+    """One published record as a task (its directives as node ids: xdist's group suffix cut off)."""
     metadata = record["repo_metadata"]
     setup = metadata.get("setup_details") or {}
     instance = record["task_id"][:-len(record["class_name"]) - 1]
@@ -114,9 +119,7 @@ def _task(record: dict[str, Any]) -> Task:
     marker = f"{instance}/" if f"{instance}/" in record["file"] else f"repos/{short}/"
     if marker not in record["file"]:
         raise ValueError("'file' (no instance id or repos/<name>/ in it)")
-    # pytest-xdist's --dist=loadgroup reports a test of an xdist_group as "node id@group": the node id is before it
-    directives = (directive.rpartition("@")[0] if "@" in directive.rpartition("::")[2] else directive
-                  for directive in record["evaluation_metadata"]["test_directives"])
+    directives = (_GROUP_SUFFIX.sub("", directive) for directive in record["evaluation_metadata"]["test_directives"])
     return Task(record["task_id"], record["class_name"], record["file"].split(marker, 1)[1], repository,
                 setup.get("version"), setup.get("base_commit") or metadata["commit_id"],
                 tuple(dict.fromkeys(directives)), record["ground_truth_class_body"],
