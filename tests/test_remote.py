@@ -21,12 +21,14 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from filelock import FileLock
 
 from conftest import PLATFORM, REPO, SHIPPED, write_replay
 from pytest_repoexec.mutation import pass_body
 from pytest_repoexec.problem import find_manifests, load_problem
 
 USER = "repoexec-remote"
+WORKER = os.environ.get("PYTEST_XDIST_WORKER", "main")  # under -n, each worker has its own copy and sshd
 SSHD = Path("/usr/sbin/sshd")
 SELECTION = "slugify or money_add"
 VERDICT = ("problem", "project", "sample", "passed", "tests_passed", "tests_total", "error_type", "dir", "empty",
@@ -40,32 +42,44 @@ def _as_user(command: str) -> None:
 
 
 def _remote_user() -> Path:
-    """The second user (key login only: no password, not locked), its virtualenv with this checkout installed
-    (its dependencies once for a pyproject.toml, the engine again each session), and a fresh copy of the
-    problems. The system Python: root's own interpreter lies under /root, which other users may not enter."""
-    if subprocess.run(["id", USER], capture_output=True).returncode != 0:
-        subprocess.run(["useradd", "-m", "-s", "/bin/sh", USER], check=True)
-    subprocess.run(["usermod", "-p", "*", USER], check=True)
-    home = Path(pwd.getpwnam(USER).pw_dir)
-    engine = home / "engine"
-    shutil.rmtree(engine, ignore_errors=True)
-    for name in ("pytest_repoexec", "generators"):
-        shutil.copytree(REPO / name, engine / name, ignore=shutil.ignore_patterns("__pycache__"))
-    for name in ("pyproject.toml", "README.md"):
-        shutil.copy(REPO / name, engine / name)
-    shutil.rmtree(home / "work", ignore_errors=True)
-    shutil.copytree(SHIPPED, home / "work" / "problems", ignore=shutil.ignore_patterns("__pycache__"))
-    subprocess.run(["chown", "-R", f"{USER}:", str(engine), str(home / "work")], check=True)
-    python = shutil.which("python3", path="/usr/bin:/usr/local/bin")
-    if python is None:
-        pytest.skip(f"{PLATFORM}no Python outside /root for the second user")
-    deps = hashlib.sha256((REPO / "pyproject.toml").read_bytes() + python.encode()).hexdigest()
-    marker = home / "venv" / "repoexec-deps"
-    if not marker.exists() or marker.read_text() != deps:
-        _as_user(f"rm -rf ~/venv; {python} -m venv ~/venv; ~/venv/bin/pip install -q ~/engine; echo -n {deps} > "
-                 f"{marker}")
-    else:
-        _as_user("~/venv/bin/pip install -q --no-deps --force-reinstall ~/engine")
+    """The second user (key login only: no password, not locked), with a key pair for root's login, and its
+    virtualenv with this checkout installed (the dependencies once for a pyproject.toml, the engine again when its
+    code changed): once for all xdist workers of the session, under a lock. The system Python: root's own
+    interpreter lies under /root, which other users may not enter."""
+    with FileLock("/tmp/repoexec-test-remote-user.lock"):
+        if subprocess.run(["id", USER], capture_output=True).returncode != 0:
+            subprocess.run(["useradd", "-m", "-s", "/bin/sh", USER], check=True)
+        subprocess.run(["usermod", "-p", "*", USER], check=True)
+        home = Path(pwd.getpwnam(USER).pw_dir)
+        ssh, key = home / ".ssh", home / ".ssh" / "controller_key"  # root's, mode 600: the user cannot read it
+        ssh.mkdir(mode=0o700, exist_ok=True)
+        if not key.exists():
+            subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(key)], check=True)
+        (ssh / "authorized_keys").write_text(key.with_suffix(".pub").read_text())
+        subprocess.run(["chown", f"{USER}:", str(ssh), str(ssh / "authorized_keys")], check=True)
+        (ssh / "authorized_keys").chmod(0o600)
+        python = shutil.which("python3", path="/usr/bin:/usr/local/bin")
+        if python is None:
+            pytest.skip(f"{PLATFORM}no Python outside /root for the second user")
+        engine = home / "engine"
+        shutil.rmtree(engine, ignore_errors=True)
+        for name in ("pytest_repoexec", "generators"):
+            shutil.copytree(REPO / name, engine / name, ignore=shutil.ignore_patterns("__pycache__"))
+        for name in ("pyproject.toml", "README.md"):
+            shutil.copy(REPO / name, engine / name)
+        subprocess.run(["chown", "-R", f"{USER}:", str(engine)], check=True)
+        deps = hashlib.sha256((REPO / "pyproject.toml").read_bytes() + python.encode()).hexdigest()
+        code = hashlib.sha256(b"".join(path.read_bytes() for path in sorted(engine.rglob("*.py")))).hexdigest()
+        marker = home / "venv" / "repoexec-installed"
+        if not marker.exists() or marker.read_text().split()[0] != deps:
+            _as_user(f"rm -rf ~/venv; {python} -m venv ~/venv; ~/venv/bin/pip install -q ~/engine")
+        elif marker.read_text().split()[1] != code:
+            _as_user("~/venv/bin/pip install -q --no-deps --force-reinstall ~/engine")
+        marker.write_text(f"{deps} {code}")
+    work = home / f"work-{WORKER}"  # this process's copy of the problems, as the gateway's folder
+    shutil.rmtree(work, ignore_errors=True)
+    shutil.copytree(SHIPPED, work / "problems", ignore=shutil.ignore_patterns("__pycache__"))
+    subprocess.run(["chown", "-R", f"{USER}:", str(work)], check=True)
     return home
 
 
@@ -78,13 +92,7 @@ def host(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Path | 
         pytest.skip(f"{PLATFORM}making a second user needs root")
     home = _remote_user()
     folder = tmp_path_factory.mktemp("sshd")
-    for key in ("host_key", "client_key"):
-        subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(folder / key)], check=True)
-    ssh = home / ".ssh"
-    ssh.mkdir(mode=0o700, exist_ok=True)
-    (ssh / "authorized_keys").write_text((folder / "client_key.pub").read_text())
-    subprocess.run(["chown", "-R", f"{USER}:", str(ssh)], check=True)
-    (ssh / "authorized_keys").chmod(0o600)
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(folder / "host_key")], check=True)
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
@@ -93,7 +101,7 @@ def host(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Path | 
         f"AuthorizedKeysFile .ssh/authorized_keys\nPasswordAuthentication no\nKbdInteractiveAuthentication no\n"
         f"UsePAM no\nAllowUsers {USER}\n")
     (folder / "ssh_config").write_text(
-        f"Host 127.0.0.1\n  Port {port}\n  IdentityFile {folder / 'client_key'}\n  IdentitiesOnly yes\n"
+        f"Host 127.0.0.1\n  Port {port}\n  IdentityFile {home / '.ssh/controller_key'}\n  IdentitiesOnly yes\n"
         "  UserKnownHostsFile /dev/null\n  StrictHostKeyChecking no\n  BatchMode yes\n  LogLevel ERROR\n")
     Path("/run/sshd").mkdir(exist_ok=True)  # sshd's privilege separation folder
     sshd = subprocess.Popen([str(SSHD), "-D", "-f", str(folder / "sshd_config"), "-E", str(folder / "sshd.log")])
@@ -106,7 +114,7 @@ def host(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Path | 
             time.sleep(0.1)
         assert reached, (folder / "sshd.log").read_text()
         yield {"home": home, "spec": f"ssh={USER}@127.0.0.1//ssh_config={folder / 'ssh_config'}"
-                                     f"//python={home / 'venv/bin/python'}//chdir=work"}
+                                     f"//python={home / 'venv/bin/python'}//chdir=work-{WORKER}"}
     finally:
         sshd.terminate()
         sshd.wait(timeout=30)
@@ -139,7 +147,7 @@ def _verdicts(report: dict) -> list[tuple]:
 
 
 def test_a_remote_host_scores_as_a_local_run_with_its_own_cache(host, controller, repoexec_cache):
-    remote_cache = Path(host["home"], "cache-of-this-host")
+    remote_cache = Path(host["home"], f"cache-of-this-host-{WORKER}")
     shutil.rmtree(remote_cache, ignore_errors=True)
     local_done, local = _run(controller, repoexec_cache, "local")
     done, remote = _run(controller, repoexec_cache, "remote", "-d", "--tx",
@@ -155,7 +163,7 @@ def test_a_remote_host_scores_as_a_local_run_with_its_own_cache(host, controller
 
 
 def test_a_remote_copy_that_differs_is_refused_naming_the_host_and_the_problem(host, controller, repoexec_cache):
-    tests = Path(host["home"], "work/problems/textkit/slugify/test_slugify.py")
+    tests = Path(host["home"], f"work-{WORKER}/problems/textkit/slugify/test_slugify.py")
     text = tests.read_text()
     assert '"top-10-tips"' in text
     tests.write_text(text.replace('"top-10-tips"', '"top-11-tips"'))  # one test literal of the remote's copy
