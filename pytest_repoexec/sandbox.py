@@ -18,6 +18,7 @@ import atexit
 import functools
 import os
 import shutil
+import stat
 import subprocess
 import tempfile
 from dataclasses import dataclass, replace
@@ -125,20 +126,51 @@ class View:
     staging: Path | None = None
 
 
+SAMPLE_USER = 65534  # nobody: the host user a sample runs as where the engine is root (never root itself)
+_AS_SAMPLE_USER = ["setpriv", f"--reuid={SAMPLE_USER}", f"--regid={SAMPLE_USER}", "--clear-groups",
+                   "--inh-caps=-all", "--bounding-set=-all", "--"]
+
+
+def sample_user() -> int | None:
+    """The host user a sample runs as when it is not the engine's: where the engine is root."""
+    return SAMPLE_USER if os.geteuid() == 0 else None
+
+
 class Bubblewrap:
+    """Where the engine is an ordinary user, bubblewrap makes a user namespace whose root is that user. Where
+    it is root, that namespace's root would be the host's, so there is none: bubblewrap builds the sandbox as
+    root, and the sample's process becomes ``SAMPLE_USER`` (``setpriv``, inside) before anything of it runs,
+    with no capabilities and no way to regain any (no_new_privs); its writable places are open to that user."""
+
     def __init__(self, executable: str) -> None:
         self.executable = executable
 
     def wrap(self, view: View, argv: list[str], capabilities: bool = False) -> tuple[list[str], tuple[int, ...]]:
-        """The command that runs ``argv`` inside the view, and the descriptors it must be given (the files of
-        the tree, which bubblewrap copies in). With ``capabilities``, it keeps them inside its own user
-        namespace (the warm process needs them to build each sample's namespaces; no sample keeps them)."""
-        args = [self.executable, "--unshare-all", *(["--share-net"] if view.network else []),
-                "--die-with-parent", "--new-session", "--cap-add" if capabilities else "--cap-drop", "ALL",
-                "--size", str(view.tmpfs_bytes), "--tmpfs", "/",  # the root: the sample's one writable place
+        """The command that runs ``argv`` inside the view, and the descriptors it must be given (none). With
+        ``capabilities``, it keeps them (inside its own user namespace where the engine is not root): the warm
+        process needs them to build each sample's namespaces, and makes each sample's process the sample user
+        itself; no sample keeps them."""
+        user = sample_user()
+        if user is None:
+            namespaces, capability = ["--unshare-all"], ["--cap-add" if capabilities else "--cap-drop", "ALL"]
+        else:
+            namespaces = ["--unshare-ipc", "--unshare-pid", "--unshare-uts", "--unshare-cgroup-try",
+                          *([] if view.network else ["--unshare-net"])]
+            capability = ["--cap-add", "ALL"] if capabilities else [
+                "--cap-drop", "ALL", *(arg for name in ("CAP_SETUID", "CAP_SETGID", "CAP_SETPCAP")
+                                       for arg in ("--cap-add", name))]  # what setpriv needs, then drops
+            if not capabilities:
+                argv = [*_AS_SAMPLE_USER, *argv]
+        args = [self.executable, *namespaces, *(["--share-net"] if view.network and user is None else []),
+                "--die-with-parent", "--new-session", *capability,
+                "--perms", "0777", "--size", str(view.tmpfs_bytes), "--tmpfs", "/",  # the sample's writable place
                 "--proc", "/proc", "--dev", "/dev",
-                "--size", str(min(view.tmpfs_bytes, 64 << 20)), "--tmpfs", "/dev/shm",
-                *(arg for folder in SCRATCH for arg in ("--dir", folder))]
+                "--perms", "1777", "--size", str(min(view.tmpfs_bytes, 64 << 20)), "--tmpfs", "/dev/shm",
+                *(arg for folder in SCRATCH for arg in ("--perms", "1777", "--dir", folder))]
+        inside = [Path(seen) for _, seen in view.binds] + ([view.data.at] if view.data else [])
+        for folder in sorted({parent for path in inside for parent in path.parents} - {Path("/"), *map(Path, SCRATCH)},
+                             key=lambda folder: len(folder.parts)):  # the way to a bind, open to the sample's user
+            args += ["--perms", "0755", "--dir", str(folder)]
         for path, target in system_entries():
             args += ["--symlink", target, path] if target else ["--ro-bind", path, path]
         args += ["--ro-bind", str(_etc()), "/etc"]
@@ -151,7 +183,7 @@ class Bubblewrap:
             args += ["--ro-bind", staged.data(view.data), str(view.data.at)]
         at = view.tree_at  # the project tree, where the tests run (some write there)
         for folder in (Path(), *view.tree.folders):
-            args += ["--dir", str(at / folder)]
+            args += ["--perms", "0777", "--dir", str(at / folder)]
         for path, target in view.tree.links:
             args += ["--symlink", str(target), str(at / path)]
         for path, content in view.tree.files:  # read-only: the tests and the module stay as they were given
@@ -210,6 +242,7 @@ def _etc() -> Path:
     mount instead of one a file (each costs a sample time), and nothing else of /etc (shadow files) in sight.
     What this user may not read (``/etc/ssl/private`` when it is not root) is left out: the sample may not either."""
     folder = Path(tempfile.mkdtemp(prefix="repoexec-etc-"))
+    folder.chmod(0o755)  # shown as /etc to the sample user where the engine is root
     atexit.register(shutil.rmtree, folder, True)
     for name in _ETC:
         source = Path("/etc", name)
@@ -224,8 +257,17 @@ def _etc() -> Path:
 
 
 def _readable(path: Path) -> bool:
-    """A link (copied as it is), a file this user may read, or a folder it may list and enter."""
-    return path.is_symlink() or os.access(path, os.R_OK | os.X_OK if path.is_dir() else os.R_OK)
+    """A link (copied as it is), a file the sample's user may read, or a folder it may list and enter: this
+    user's, or anyone's where the engine is root (its samples run as the sample user)."""
+    if path.is_symlink():
+        return True
+    if sample_user() is not None:
+        wanted = stat.S_IROTH | (stat.S_IXOTH if path.is_dir() else 0)
+        try:
+            return path.stat().st_mode & wanted == wanted
+        except OSError:
+            return False
+    return os.access(path, os.R_OK | os.X_OK if path.is_dir() else os.R_OK)
 
 
 def make_sandbox(kind: str) -> Sandbox:

@@ -36,7 +36,7 @@ from .executor import Launch, SubprocessExecutor, Pipes, Watched, watch, held
 from .problem import Problem
 from .runtime import repoexec_warm as zygote
 from .sandbox import (
-    DATA_TMPFS, SCRATCH, Bubblewrap, Limits, Sandbox, Tree, View, python_home,
+    DATA_TMPFS, SCRATCH, Bubblewrap, Limits, Sandbox, Tree, View, python_home, sample_user,
     system_entries,
 )
 
@@ -135,7 +135,7 @@ class WarmExecutor(SubprocessExecutor):
         data = view.data if confined else None
         return {
             "arguments": list(launch.arguments), "environment": launch.environment, "workdir": str(view.workdir),
-            "confined": confined,
+            "confined": confined, "user": sample_user() if confined else None,
             "view": {"tmpfs": view.tmpfs_bytes, "network": view.network, "system": system_entries(), "binds": binds,
                      "scratch": list(SCRATCH),
                      **_tree(view.tree, view.tree_at),

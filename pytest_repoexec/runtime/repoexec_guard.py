@@ -257,11 +257,14 @@ class CandidateWatch:
             self._refuse(f"{what} ({event})")
 
     def _of_tests(self, function):
-        """Whether a function was defined in the tests' files (whose code the hook keeps from the candidate)."""
+        """Whether a function is one of the tests (a ``test*`` function of the tests' files), whose code (its
+        constants hold the expected values) the hook keeps from the candidate. Other functions the tests define
+        are the candidate's to inspect: a ``curry`` reads the ``__code__`` of the lambda it is given."""
         self._busy = True
         try:
-            name = getattr(getattr(function, "__code__", None), "co_filename", None)
-            if name is None:
+            code = getattr(function, "__code__", None)
+            name = getattr(code, "co_filename", None)
+            if name is None or not code.co_name.startswith("test"):
                 return False
             if name not in self._real:
                 self._real[name] = os.path.realpath(name)

@@ -124,11 +124,17 @@ def _die_with_parent(parent):
         os._exit(1)
 
 
-def _drop_capabilities():
+def _drop_capabilities(user=None):
+    """No capability now or ever after; with ``user``, this process becomes that host user first (where the
+    engine is root, no sample runs as root)."""
     for capability in range(64):
         if _LIBC.prctl(_CAPBSET_DROP, capability, 0, 0, 0) != 0:
             break  # past the last capability this kernel has
     _LIBC.prctl(_CAP_AMBIENT, _AMBIENT_CLEAR_ALL, 0, 0, 0)
+    if user is not None:
+        os.setgroups([])
+        os.setresgid(user, user, user)
+        os.setresuid(user, user, user)
     header = struct.pack("Ii", 0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3, this thread
     data = ctypes.create_string_buffer(24)  # effective, permitted, inheritable: all empty, both words
     _check(_LIBC.syscall(_SYS_CAPSET, ctypes.c_char_p(header), data), "capset")
@@ -157,7 +163,7 @@ def _build_root(request):
     _mount(None, "/", None, _REC | _PRIVATE)
     os.makedirs(_STAGING, exist_ok=True)
     _mount("tmpfs", _STAGING, "tmpfs", _NOSUID | _NODEV, "mode=0700")
-    _mount("tmpfs", NEW_ROOT, "tmpfs", _NOSUID | _NODEV, f"size={view['tmpfs']},mode=0755")
+    _mount("tmpfs", NEW_ROOT, "tmpfs", _NOSUID | _NODEV, f"size={view['tmpfs']},mode=0777")  # the sample's
 
     def inside(path):
         return NEW_ROOT + path
@@ -187,17 +193,19 @@ def _build_root(request):
             with open(target, "wb") as handle:
                 handle.write(base64.b64decode(content))
         _mount(None, inside(data["at"]), None, _REMOUNT | _RDONLY | _NOSUID | _NODEV)
-    for folder in view["scratch"]:  # /tmp and HOME
+    for folder in view["scratch"]:  # /tmp and HOME, open to the sample's user
         os.makedirs(inside(folder), exist_ok=True)
+        os.chmod(inside(folder), 0o1777)
     os.makedirs(inside("/proc"), exist_ok=True)
     _mount("proc", inside("/proc"), "proc", _NOSUID | _NODEV | _NOEXEC)
     os.makedirs(inside("/dev"), exist_ok=True)
     _mount("/dev", inside("/dev"), None, _BIND | _REC)
-    _mount("tmpfs", inside("/dev/shm"), "tmpfs", _NOSUID | _NODEV, f"size={min(view['tmpfs'], 64 << 20)}")
+    _mount("tmpfs", inside("/dev/shm"), "tmpfs", _NOSUID | _NODEV, f"size={min(view['tmpfs'], 64 << 20)},mode=1777")
     kept = sum(flag for st_flag, flag in _STATVFS_FLAGS if os.statvfs(inside("/dev")).f_flag & st_flag)
     _mount(None, inside("/dev"), None, _BIND | _REMOUNT | _RDONLY | kept)
-    for folder in view["folders"]:
+    for folder in view["folders"]:  # the project tree's, where tests may write
         os.makedirs(inside(folder), exist_ok=True)
+        os.chmod(inside(folder), 0o777)
     for path, target in view["links"]:
         os.symlink(target, inside(path))
     for path, content in view["files"]:  # read-only, as the engine gave them
@@ -283,7 +291,7 @@ def _test_process(request, fds):
     output, results, token = fds
     if request["confined"]:  # without a sandbox it stays in the keeper's process group, which is killed whole
         os.setsid()
-        _drop_capabilities()
+        _drop_capabilities(request["user"])
     null = os.open(os.devnull, os.O_RDONLY)
     for fd, target in ((null, 0), (output, 1), (output, 2), (results, RESULTS_FD), (token, TOKEN_FD)):
         os.dup2(fd, target)
