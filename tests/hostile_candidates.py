@@ -481,7 +481,7 @@ CATALOGUE: tuple[Hostile, ...] = (
             return value
         """, "double fork, setsid, a long sleep named by the marker, and wrong answers: the daemon must not "
              "outlive the sample"),
-    Hostile("kill_parent", ESCAPES, ("AssertionError", "EarlyExit"), """
+    Hostile("kill_parent", ESCAPES, ("AssertionError", "EarlyExit", "PermissionError"), """
         def scaled(value):
             import os
             import signal
@@ -495,7 +495,8 @@ CATALOGUE: tuple[Hostile, ...] = (
         """, "SIGKILLs its parent: in the sandbox's PID namespace that is the namespace's init, which a signal "
              "from inside cannot kill (then the wrong answers fail: AssertionError), or, where the test process "
              "is the init itself (bwrap --as-pid-1), getppid() is 0 and the kill takes its own group "
-             "(EarlyExit); the engine and the other samples must not notice either way"),
+             "(EarlyExit); where the engine is root the sample is another user than its init, and the kill is "
+             "refused (PermissionError); the engine and the other samples must not notice either way"),
     Hostile("killpg", ESCAPES, ("EarlyExit",), """
         def scaled(value):
             import os
