@@ -55,10 +55,12 @@ def crowd():
         sleeper.wait()
 
 
-def test_the_etc_copy_holds_what_this_user_may_read():
+def test_the_etc_copy_holds_what_the_sample_may_read():
+    """This user's files, or anyone's where the engine is root: its samples run as nobody."""
     private = Path("/etc/ssl/private")
     copied = _etc() / "ssl" / "private"
-    assert copied.exists() == (private.is_dir() and os.access(private, os.R_OK | os.X_OK))
+    readable = os.access(private, os.R_OK | os.X_OK) if os.geteuid() else private.stat().st_mode & 0o005 == 0o005
+    assert copied.exists() == (private.is_dir() and readable)
     assert (_etc() / "passwd").is_file()
 
 
