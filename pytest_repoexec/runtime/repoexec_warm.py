@@ -222,6 +222,18 @@ def _build_root(request):
     os.chdir("/")
 
 
+def _read_all(fd):
+    """Everything until the end of the descriptor, which is then closed."""
+    chunks = []
+    while True:
+        chunk = os.read(fd, 1 << 20)
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(fd)
+    return b"".join(chunks)
+
+
 def _keeper(fds, parent):
     """A: reads the sample's request (the warm process never does: nothing of one sample, its tests, expected
     values or module, is in the memory that later samples are forked from); the sample's namespaces are made
@@ -229,14 +241,7 @@ def _keeper(fds, parent):
     _die_with_parent(parent)
     os.setsid()
     *fds, payload = fds
-    chunks = []
-    while True:
-        chunk = os.read(payload, 1 << 20)
-        if not chunk:
-            break
-        chunks.append(chunk)
-    os.close(payload)
-    request = json.loads(b"".join(chunks).decode("utf-8"))
+    request = json.loads(_read_all(payload).decode("utf-8"))
     if request["confined"]:
         flags = _NEWNS | _NEWPID | _NEWIPC | _NEWUTS | (0 if request["view"]["network"] else _NEWNET)
         _check(_LIBC.unshare(flags), "unshare")
@@ -352,15 +357,9 @@ def _preload(config):
         finally:
             os._exit(0)
     os.close(write)
-    chunks = []
-    while True:
-        chunk = os.read(read, 1 << 16)
-        if not chunk:
-            break
-        chunks.append(chunk)
-    os.close(read)
+    found = _read_all(read)
     os.waitpid(child, 0)
-    names = json.loads(b"".join(chunks) or b"[]")
+    names = json.loads(found or b"[]")
     for name in names:
         if name in sys.modules:
             continue
