@@ -1,7 +1,9 @@
 """RepoClassBench validation: import ``../shared/repoclassbench`` into a scratch folder, then per repository state
 run every reference and every emptied class (each method's body ``pass``) with ``-n WORKERS``; prints tasks,
-imported, classes equal to the ground truth (code: strings and comments aside), references passing, emptied
-classes failing, and the time. ``--projects a,b`` limits it to those states."""
+imported, classes equal to the ground truth (code: strings and comments aside), references passing, known
+failures (kept out of the metrics, with their reason in ``repoclassbench.toml``), emptied classes failing, and the
+time, then each reference that fails with its error. ``--projects a,b`` limits it to those states; ``--sandbox``
+is passed to the engine (``none`` where bubblewrap cannot run the project's interpreter)."""
 
 from __future__ import annotations
 
@@ -23,47 +25,55 @@ else:  # pragma: no cover
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "repoclassbench"
 
 
-def _passed(project: Path, workers: int, extra: list[str], scratch: Path) -> dict[str, bool]:
-    """Problem name -> whether its sample passed, from the run's JSON report."""
-    report = scratch / f"{project.name}-{len(extra)}.json"
+def _samples(project: Path, workers: int, extra: list[str], report: Path) -> dict[str, dict]:
+    """Problem name -> its sample's record in the run's JSON report."""
     subprocess.run([sys.executable, "-m", "pytest", str(project), "-n", str(workers), "-p", "no:randomly", "-q",
                     f"--repoexec-report={report}", *extra], capture_output=True, text=True)
     if not report.is_file():
         return {}
-    samples = json.loads(report.read_text()).get("samples", [])
-    return {sample["problem"].rpartition("/")[2]: sample.get("passed", False) for sample in samples}
+    return {sample["problem"].rpartition("/")[2]: sample for sample in json.loads(report.read_text())["samples"]}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--projects", default=None)
+    parser.add_argument("--sandbox", choices=("bwrap", "none"), default="bwrap")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="rcb-validation-") as folder:
         out = Path(folder)
         started = time.monotonic()
         states = import_benchmark(SHARED, out / "imported", set(args.projects.split(",")) if args.projects else None)
         print(f"import: {time.monotonic() - started:.0f} s")
-        print(f"{'project':28} {'tasks':>5} {'imported':>8} {'matches':>7} {'code':>4} {'refs pass':>9} "
+        print(f"{'project':28} {'tasks':>5} {'imported':>8} {'matches':>7} {'code':>4} {'refs pass':>9} {'known':>5} "
               f"{'empty fail':>10} {'time':>6}")
+        failures = []
         for state in states:
             began, project = time.monotonic(), out / "imported" / state.name
             imported = [task for task in state.tasks if task.imported]
-            references = emptied_fail = 0
+            references: dict[str, dict] = {}
+            emptied_fail = 0
             if imported:
-                references = sum(_passed(project, args.workers, [], out).values())
+                engine = [f"--repoexec-sandbox={args.sandbox}"]
+                references = _samples(project, args.workers, engine, out / f"{state.name}-references.json")
                 replay = out / f"{state.name}.jsonl"
                 replay.write_text("".join(json.dumps({"problem": f"{state.name}/{task.task.class_name}", "completions": [
                     emptied(tomllib.loads((project / task.task.class_name / "problem.toml").read_text())["reference"])
                 ]}) + "\n" for task in imported))
-                verdicts = _passed(project, args.workers, [f"--repoexec-model=replay:{replay}"], out)
-                emptied_fail = sum(not passed for passed in verdicts.values())
+                verdicts = _samples(project, args.workers, [*engine, f"--repoexec-model=replay:{replay}"],
+                                    out / f"{state.name}-emptied.json")
+                emptied_fail = sum(not sample.get("passed") for sample in verdicts.values())
+            known = sum(bool(sample.get("known_failure")) for sample in references.values())
             print(f"{state.name:28} {len(state.tasks):>5} {len(imported):>8} "
                   f"{sum(bool(t.matches) for t in imported):>7} {sum(bool(t.code_matches) for t in imported):>4} "
-                  f"{references:>9} {emptied_fail:>10} {time.monotonic() - began:>5.0f}s")
-            for task in state.tasks:
-                if task.error:
-                    print(f"    not imported: {task.task.task_id}: {task.error}")
+                  f"{sum(bool(s.get('passed')) for s in references.values()):>9} {known:>5} {emptied_fail:>10} "
+                  f"{time.monotonic() - began:>5.0f}s")
+            failures += [f"    {state.name}/{name}: " + (f"known: {sample['known_failure']}" if sample.get("known_failure")
+                         else f"{sample.get('error_type')} {sample.get('tests_passed')}/{sample.get('tests_total')}: "
+                         + " ".join((sample.get("error_log") or "").split())[:160])
+                         for name, sample in sorted(references.items()) if not sample.get("passed")]
+            failures += [f"    not imported: {task.task.task_id}: {task.error}" for task in state.tasks if task.error]
+        print("\n".join(["references that do not pass, and tasks not imported:", *failures] if failures else []))
 
 
 if __name__ == "__main__":

@@ -40,6 +40,23 @@ DATA = "python_data.json"
 SOURCES = "sources"
 REPORT = "import-report.json"
 SETTINGS = Path(__file__).with_name("repoclassbench.toml")
+# A plugin put beside the project's code: its tests were written for a pytest before 9, under which what 9 made
+# errors (marks applied to fixtures) were deprecation warnings; the engine's runner is newer.
+COMPAT_PLUGIN = "repoexec_pytest_compat"
+COMPAT_SOURCE = '''"""Added by repoexec import: pytest's removed-in-9 deprecations are warnings again, as under the pytest these
+tests were written for: from here on while the first conftest files load (pytest catches warnings around that),
+and for the rest of the session through the configuration."""
+
+import warnings
+
+import pytest
+
+warnings.filterwarnings("default", category=pytest.PytestRemovedIn9Warning)
+
+
+def pytest_configure(config):
+    config.addinivalue_line("filterwarnings", "default::pytest.PytestRemovedIn9Warning")
+'''
 # pytest-xdist's --dist=loadgroup reports a test of an xdist_group as "node id@group": an "@" inside a parameter's
 # id (requests' "mailto:user@example.org") is not one
 _GROUP_SUFFIX = re.compile(r"(?<=[\w\]])@\w+$")
@@ -221,14 +238,14 @@ def _write_state(project: Path, outcomes: list[TaskImport], settings: dict[str, 
     for relative, text in settings.get("files", {}).items():
         (repo / relative).parent.mkdir(parents=True, exist_ok=True)
         (repo / relative).write_text(text, encoding="utf-8")
-    if plugins := settings.get("plugins"):
-        _load_plugins(repo, plugins)
+    _load_plugins(repo, import_root, settings.get("plugins", []))
     modules = Modules(repo / import_root)
     known = settings.get("known_failure", {})
     for outcome in outcomes:
         if outcome.error is None:
             try:
-                _write_problem(project, modules, located[outcome.task.task_id][0], outcome, known)
+                _write_problem(project, modules, located[outcome.task.task_id][0], outcome, known,
+                               {key: settings[key] for key in ("timeout", "limits") if key in settings})
             except LookupError as exc:
                 outcome.error = str(exc)
     requirements = [*declared_dependencies(repo), *requirement_files(repo), *settings.get("requirements", [])]
@@ -257,7 +274,7 @@ def _locate(repo: Path, import_root: str, task: Task) -> tuple[str, str]:
 
 
 def _write_problem(project: Path, modules: Modules, module: str, outcome: TaskImport,
-                   known: dict[str, str]) -> None:
+                   known: dict[str, str], run: dict[str, Any]) -> None:
     """The task's problem folder, once its class and every test directive are found in the renamed tree."""
     task, repo = outcome.task, project / "repo"
     source = (repo / task.path).read_text(encoding="utf-8")
@@ -281,7 +298,7 @@ def _write_problem(project: Path, modules: Modules, module: str, outcome: TaskIm
     except StopIteration:  # a class the context reader cannot place (defined under a block): no context
         context = ""
     manifest: dict[str, Any] = {"module": module, "entry_point": task.class_name,
-                                "test_count": len(task.directives), "suite": list(task.directives)}
+                                "test_count": len(task.directives), "suite": list(task.directives), **run}
     if task.task_id in known:
         manifest["known_failure"] = known[task.task_id]
     manifest["reference"] = reference.rstrip() + "\n"
@@ -326,12 +343,14 @@ def _code(text: str) -> list[str]:
             "string_content", "string_start", "string_end", "escape_sequence")]
 
 
-def _load_plugins(repo: Path, plugins: list[str]) -> None:
+def _load_plugins(repo: Path, import_root: str, plugins: list[str]) -> None:
     """The pytest plugins the project's configuration loads through its ``addopts`` or entry points, which a
-    run without plugin auto-loading (the engine's) does not: named by the root ``conftest.py``."""
+    run without plugin auto-loading (the engine's) does not, and ours: named by the root ``conftest.py``."""
+    (repo / import_root / f"{COMPAT_PLUGIN}.py").write_text(COMPAT_SOURCE, encoding="utf-8")
     conftest = repo / "conftest.py"
     before = conftest.read_text(encoding="utf-8") if conftest.is_file() else ""
-    line = f"pytest_plugins = [*globals().get('pytest_plugins', ()), *{plugins!r}]  # added by repoexec import\n"
+    line = (f"pytest_plugins = [*globals().get('pytest_plugins', ()), *{[*plugins, COMPAT_PLUGIN]!r}]"
+            "  # added by repoexec import\n")
     conftest.write_text(before + ("\n" if before and not before.endswith("\n") else "") + line, encoding="utf-8")
 
 
