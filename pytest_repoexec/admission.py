@@ -6,6 +6,7 @@ fixing them first in the fixer's mode. No generator is involved.
 from __future__ import annotations
 
 import functools
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -69,8 +70,9 @@ class GateSession:
             problem = load_problem(problem.manifest)  # the test module and count the fixer wrote
         result = check(problem, env, self.executor, self.settings.gate, self.decoys)
         item.user_properties.append((transport.GATE_RESULT, result.to_dict()))
-        if result.passed and result.decoy:
-            item.warn(pytest.PytestWarning(f"{problem.id}: its passing samples get no decoy check: {result.decoy}"))
+        if result.passed and result.decoy:  # at the manifest: a gate item has no line of its own
+            warnings.warn_explicit(pytest.PytestWarning(f"{problem.id}: its passing samples get no decoy check: "
+                                                        f"{result.decoy}"), None, str(problem.manifest), 1)
         if not result.passed:
             raise GateFailed(list(result.reasons))
 

@@ -125,7 +125,7 @@ def test_a_project_whose_virtualenv_cannot_be_built_errors_alone(mini, run_repoe
     result, report = run_repoexec(str(mini), str(broken))
     result.assert_outcomes(passed=2, errors=2)
     output = result.stdout.str()
-    assert "project broken: installing repoexec-no-such-package==0.0.1 failed" in output
+    assert "project broken: installing its requirements" in output and "repoexec-no-such-package" in output
     assert "not found in the package registry" in output or "No solution found" in output  # the installer's own words
     assert all("EnvironmentBuildError: project broken: installing" in e["reason"] for e in report["not_run"])
     assert [s["problem"] for s in report["samples"]] == ["mini/scaled", "mini/swap"]
