@@ -3,7 +3,8 @@ run every reference and every emptied class (each method's body ``pass``) with `
 imported, classes equal to the ground truth (code: strings and comments aside), references passing, known
 failures (kept out of the metrics, with their reason in ``repoclassbench.toml``), emptied classes failing (of the
 tasks that are not known failures), and the time, then each reference that fails with its error. ``--projects
-a,b`` limits it to those states; ``--sandbox`` is passed to the engine (``none`` where bubblewrap cannot run the project's interpreter)."""
+a,b`` limits it to those states; ``--sandbox`` is passed to the engine (``none`` where bubblewrap cannot run
+the project's interpreter)."""
 
 from __future__ import annotations
 

@@ -1,19 +1,27 @@
 """``repoexec import --format repoclassbench``: bad input reported by task id with nothing half-written (a
 benchmark made here, with real tarballs), and the real data of ``../shared/repoclassbench``: litestar, which keeps
 its names, and requests, whose classes the benchmark renamed, imported with the benchmark's spellings and
-classes equal to its ground truth."""
+classes equal to its ground truth; one litestar task run end to end, its reference passing and its emptied class
+failing."""
 
 from __future__ import annotations
 
 import io
 import json
+import sys
 import tarfile
 from pathlib import Path
 
 import pytest
 
+from conftest import write_replay
 from pytest_repoexec.cli import main
 from pytest_repoexec.importer.repoclassbench import emptied, import_benchmark, task_of
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "repoclassbench"
 needs_data = pytest.mark.skipif(not (SHARED / "python_data.json").is_file(),
@@ -135,3 +143,30 @@ def test_requests_gets_the_benchmarks_spellings_by_binding(imported: tuple[Path,
     assert "class SESsiON(SessiONREDIReCTmiXIn):" in sessions and "def mErGE_sEtTiNG(" in sessions
     assert "from .sessions import SESsiON" in (repo / "requests" / "__init__.py").read_text() or \
         "SESsiON" in (repo / "requests" / "api.py").read_text()
+
+
+@needs_data
+def test_litestar_is_set_up_for_the_runner_and_keeps_its_known_failures(imported: tuple[Path, dict]) -> None:
+    out, _ = imported
+    project = out / "litestar-1fb981da4b61"
+    assert "'repoexec_pytest_compat']" in (project / "repo" / "conftest.py").read_text()
+    assert "PytestRemovedIn9Warning" in (project / "repo" / "repoexec_pytest_compat.py").read_text()
+    manifest = (project / "FileSystemAdapter" / "problem.toml").read_text()
+    assert 'known_failure = "test_file_adapter_info_handles_permission_exception' in manifest
+    assert "processes = 1024" in manifest and "timeout = 60" in manifest
+
+
+@needs_data
+def test_litestars_reference_passes_and_its_emptied_class_fails(imported: tuple[Path, dict], run_repoexec,
+                                                                 pytester: pytest.Pytester) -> None:
+    """One real task end to end (its environment built from the import's requirements, the engine's pytest over
+    the plugins' pins): our own reference and emptied class, so unconfined."""
+    out, _ = imported
+    problem = out / "litestar-1fb981da4b61" / "Headers"
+    result, report = run_repoexec(str(problem), "--repoexec-sandbox=none", subprocess=True)
+    assert report is not None and [s["passed"] for s in report["samples"]] == [True], result.stdout.str()[-3000:]
+    reference = tomllib.loads((problem / "problem.toml").read_text())["reference"]
+    replay = write_replay(pytester.path / "emptied.jsonl", {"litestar-1fb981da4b61/Headers": [emptied(reference)]})
+    result, report = run_repoexec(str(problem), "--repoexec-sandbox=none", f"--repoexec-model=replay:{replay}",
+                                  subprocess=True)
+    assert report is not None and [s["passed"] for s in report["samples"]] == [False], result.stdout.str()[-3000:]
