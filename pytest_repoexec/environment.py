@@ -321,9 +321,9 @@ def _install_requirements(project: Project, python: Path, runtime: Path) -> None
     if result.returncode != 0:
         runner = ", ".join(f"{name}=={version}" for name, version in pins.items())
         raise EnvironmentBuildError(
-            f"project {project.name}: installing its requirements ({project.manifest}) failed; every project runs "
-            f"under the engine's {runner}, whatever its requirements pin, so a requirement that conflicts with "
-            f"them (named below) cannot be installed:\n{(result.stdout + result.stderr).strip()[-4000:]}"
+            f"project {project.name}: installing its requirements ({project.manifest}) failed (they are resolved "
+            f"with the engine's {runner}, which every project runs under whatever it pins; uv names the requirement "
+            f"that conflicts with them or could not be built):\n{(result.stdout + result.stderr).strip()[-4000:]}"
         )
 
 
