@@ -188,7 +188,8 @@ class SubprocessExecutor:
             tmp.mkdir()
         if problem.tests is None:  # the project's own tests, in place: its conftest files and its configuration,
             # less the options it adds to every run (they may name plugins that its environment does not hold)
-            where = [*(str(root / node) for node in problem.suite), "-o", "addopts="]
+            # joined as text: a node id is no path (a parameter id's "//" must stay, as in "[https://...]")
+            where = [*(f"{root}/{node}" for node in problem.suite), "-o", "addopts="]
         else:
             test_path = focal.parent / problem.tests.name
             # pytest's unraisable-exception plugin only warns, and no configuration here makes a warning fail a
