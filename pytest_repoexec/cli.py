@@ -44,8 +44,9 @@ def main(argv: list[str] | None = None) -> int:
                                 "(python_data.json and sources/*.tar.gz; --projects names repository states)")
     setting_up = commands.add_parser("setup", help="install bubblewrap with the system's package manager if it is "
                                                    "missing, and check that it can make a sandbox here")
-    setting_up.add_argument("--browser", action="store_true",
-                            help="also install Chromium, which the test suite uses to load the HTML report")
+    setting_up.add_argument("--tests", action="store_true",
+                            help="also install what the test suite uses that pip cannot bring: Chromium (to load the "
+                                 "HTML report) and an SSH server (to reach a second user as a remote xdist host)")
     comparing = commands.add_parser("compare", help="a leaderboard of runs (their JSON reports) on the problems "
                                                      "they share, pass@k with bootstrap intervals, paired differences")
     comparing.add_argument("runs", type=Path, nargs="+", metavar="RUN.json", help="reports from --repoexec-report")
@@ -67,7 +68,7 @@ def main(argv: list[str] | None = None) -> int:
     if "handler" in args:
         return args.handler(args)
     if args.command == "setup":
-        return setup_command(args.browser)
+        return setup_command(args.tests)
     if args.command == "compare":
         return compare_command(args.runs, args.format == "md", args.resamples, args.confidence, args.seed, args.html)
     if args.command == "merge":
@@ -81,14 +82,16 @@ _INSTALLERS = {  # package manager -> how it updates its index (or nothing), and
     "apt-get": (["apt-get", "update", "-qq"], ["apt-get", "install", "-y", "-qq"]),
     "dnf": (None, ["dnf", "install", "-y", "-q"]),
 }
-_PACKAGES = {"bwrap": "bubblewrap", "chromium": "chromium"}  # command -> the package that brings it (both managers)
+_PACKAGES = {  # the package that brings a program (both managers), and where it is found when it is there
+    "bubblewrap": ("bwrap",), "chromium": ("chromium", "chromium-browser"), "openssh-server": ("/usr/sbin/sshd",),
+}
 
 
-def setup_command(browser: bool = False) -> int:
-    """Install bubblewrap (and Chromium, with ``--browser``) where apt-get (Debian, Ubuntu) or dnf (Fedora) can,
-    then check that bubblewrap works."""
-    missing = [_PACKAGES[name] for name in ("bwrap", *(["chromium"] if browser else []))
-               if shutil.which(name) is None and not (name == "chromium" and shutil.which("chromium-browser"))]
+def setup_command(tests: bool = False) -> int:
+    """Install bubblewrap (and, with ``--tests``, Chromium and an SSH server) where apt-get (Debian, Ubuntu) or dnf
+    (Fedora) can, then check that bubblewrap works and say what this host gives."""
+    wanted = ["bubblewrap", *(["chromium", "openssh-server"] if tests else [])]
+    missing = [package for package in wanted if not any(shutil.which(program) for program in _PACKAGES[package])]
     if missing:
         root = os.geteuid() == 0
         if not root and shutil.which("sudo") is None:
@@ -107,8 +110,9 @@ def setup_command(browser: bool = False) -> int:
             if subprocess.run([*([] if root else ["sudo"]), *step], env=environment).returncode:
                 print(f"repoexec setup: {' '.join(step)} failed; {INSTALL_HINT}", file=sys.stderr)
                 return 1
-    if browser:
-        print(f"repoexec setup: chromium at {shutil.which('chromium') or shutil.which('chromium-browser')}")
+    if tests:
+        print(f"repoexec setup: chromium at {shutil.which('chromium') or shutil.which('chromium-browser')}, "
+              f"sshd at {shutil.which('/usr/sbin/sshd')}")
     return _describe_host()
 
 

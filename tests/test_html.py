@@ -25,7 +25,7 @@ CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
 def browser(*arguments: str) -> subprocess.CompletedProcess:
     """Headless Chromium with no network at all (its own network namespace, made by bubblewrap)."""
-    assert CHROMIUM, "chromium is missing: `repoexec setup --browser` installs it (Debian's package)"
+    assert CHROMIUM, "chromium is missing: `repoexec setup --tests` installs it (Debian's package)"
     command = ["bwrap", "--dev-bind", "/", "/", "--unshare-net", "--die-with-parent", CHROMIUM, "--headless",
                "--no-sandbox", "--disable-gpu", "--no-first-run", "--enable-logging=stderr", "--v=0", *arguments]
     return subprocess.run(command, capture_output=True, text=True, timeout=120)

@@ -87,7 +87,7 @@ def _remote_user() -> Path:
 def host(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Path | str]]:
     """sshd on loopback for the second user, and the gateway's spec that reaches it (key login)."""
     if not SSHD.exists():
-        pytest.skip(f"{PLATFORM}no sshd (openssh-server; .ci/run installs it)")
+        pytest.skip(f"{PLATFORM}no sshd (openssh-server: `repoexec setup --tests` installs it)")
     if os.geteuid() != 0:
         pytest.skip(f"{PLATFORM}making a second user needs root")
     home = _remote_user()
