@@ -21,8 +21,10 @@ resume.
 
 ``--decoy-cost`` measures the decoy check instead: the warm run with ``--repoexec-decoy=off``, then with it on
 (both fresh, one after the other), and prints each one's time, what the check added in all and per passing
-sample, its share of the run, its outcome (held, caught, could not be checked: the workload holds no cheat, so
-nothing may be caught) and every sample whose verdict differs between the two runs.
+sample, its share of the run, the same share measured inside the checked run alone (the decoy runs' part of the
+summed sample time, which a change of load between the two runs does not skew), its outcome (held, caught,
+could not be checked: the workload holds no cheat, so nothing may be caught) and every sample whose verdict
+differs between the two runs. ``--reports DIR`` keeps the two runs' reports.
 """
 
 from __future__ import annotations
@@ -141,11 +143,12 @@ def phase_shares(report: dict) -> dict[str, float]:
     return {name: seconds / whole for name, seconds in totals.most_common()}
 
 
-def decoy_cost(out: Path, replay: Path, workers: str, scratch: Path) -> None:
+def decoy_cost(out: Path, replay: Path, workers: str, keep: Path) -> None:
     """The decoy check's cost, and that it changes no honest verdict (see the module's docstring)."""
     reports, times = {}, {}
+    keep.mkdir(parents=True, exist_ok=True)
     for decoy in ("off", "check"):
-        path = scratch / f"decoy-{decoy}.json"
+        path = keep / f"decoy-{decoy}.json"
         times[decoy] = session(out, replay, workers, path, "--repoexec-fresh", f"--repoexec-decoy={decoy}")
         reports[decoy] = json.loads(path.read_text())
     passing = sum(sample["passed"] for sample in reports["off"]["samples"])
@@ -155,6 +158,12 @@ def decoy_cost(out: Path, replay: Path, workers: str, scratch: Path) -> None:
               f"(pass@1 {reports[decoy]['metrics'].get('pass@1')})")
     print(f"the decoy check added {added:.1f} s ({added / times['off']:+.1%} of the run without it), "
           f"{added / max(passing, 1):.3f} s of wall time per passing sample ({passing} passed)")
+    # the same cost measured inside the checked run alone, which a change of load between the two runs does not skew
+    checks = [sample["phases"]["decoy"] for sample in reports["check"]["samples"] if "decoy" in sample["phases"]]
+    summed = sum(sample["duration"] for sample in reports["check"]["samples"]) + sum(checks)
+    print(f"in the checked run: {len(checks)} decoy runs took {sum(checks):.1f} s of sample time, "
+          f"{sum(checks) / max(len(checks), 1):.3f} s each, {sum(checks) / summed:.1%} of all sample time "
+          f"({summed:.1f} s)")
     checked = reports["check"]["decoy"]
     unchecked = {entry["problem"] for entry in checked["unchecked"]}
     print(f"decoy outcome: {checked['held']} held, {checked['caught']} caught, {len(checked['unchecked'])} passing "
@@ -181,6 +190,8 @@ def main() -> None:
     parser.add_argument("--skip-process", action="store_true")
     parser.add_argument("--skip-resume", action="store_true")
     parser.add_argument("--decoy-cost", action="store_true", help="measure the decoy check instead (see above)")
+    parser.add_argument("--reports", type=Path, default=None,
+                        help="with --decoy-cost, a folder to keep the two runs' reports in (else they are let go)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="repoexec-throughput-") as scratch:
         out, replay = Path(scratch, "imported"), Path(scratch, "workload.jsonl")
@@ -200,7 +211,7 @@ def main() -> None:
         print(f"workload: {len(problems)} problems, {count} samples")
         session(out, replay, args.workers, Path(scratch, "setup.json"), "--repoexec-n=1")  # builds environments
         if args.decoy_cost:
-            decoy_cost(out, replay, args.workers, Path(scratch))
+            decoy_cost(out, replay, args.workers, args.reports or Path(scratch))
             return
 
         reports, times = {}, {}

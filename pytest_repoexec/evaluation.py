@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import time
 from collections.abc import Mapping
 from typing import Any
 from dataclasses import dataclass
@@ -90,8 +91,10 @@ def _run(problem: Problem, sample: int, candidate: Candidate, module: str, origi
     evaluation = _judged(problem, sample, candidate, executor.run(env, problem, module, options), options.first_failure)
     if decoys is None or not evaluation.result.passed:
         return evaluation
+    started = time.perf_counter()
     state, why = decoys.check(problem, env, executor, module, original, options)
-    result = dataclasses.replace(evaluation.result, decoy=state)
+    phases = {**evaluation.result.phases, "decoy": time.perf_counter() - started}  # what the check cost this sample
+    result = dataclasses.replace(evaluation.result, decoy=state, phases=phases)
     if why is not None:
         result = dataclasses.replace(result, passed=False, tests_passed=0, error_type=ErrorType.TAMPERED,
                                      failed_test=None, error_log=f"Tampered: {why}")
