@@ -29,7 +29,7 @@ from ..build.requirements import declared_dependencies, requirement_files
 from ..paraphrase.index import Index
 from ..problem import PROBLEM_MANIFEST, PROJECT_MANIFEST
 from ..syntax import definition_text, node_text, parse, walk
-from .repoclassbench_names import Derived, derive
+from .repoclassbench_names import Derived, adopt_text_spellings, derive
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -235,6 +235,13 @@ def _write_state(project: Path, outcomes: list[TaskImport], settings: dict[str, 
     derived = derive(index, {o.task.class_name: located[o.task.task_id][1] for o in outcomes if o.error is None},
                      [outcome.task.ground_truth for outcome in outcomes])
     derived.renames(index).rewrite_files()
+    for outcome in outcomes:
+        if outcome.error is None:
+            path = repo / outcome.task.path
+            source = path.read_text(encoding="utf-8")
+            adopted = adopt_text_spellings(source, outcome.task.class_name, outcome.task.ground_truth, derived.names)
+            if adopted != source:
+                path.write_text(adopted, encoding="utf-8")
     for relative, text in settings.get("files", {}).items():
         (repo / relative).parent.mkdir(parents=True, exist_ok=True)
         (repo / relative).write_text(text, encoding="utf-8")

@@ -2,18 +2,20 @@
 classes but the repository definitions they use (classes, functions, methods), and published no table of them.
 A name of a ground truth that the upstream tree lacks, and that equals one of the tree's definitions but for
 case, is that definition renamed; the task classes are matched first, then a member role (``.x``, a method's
-``def x``) prefers a method, a bare name a module-level definition. What stays ambiguous or unmatched is
-reported, not guessed."""
+``def x``) prefers a method, a bare name a module-level definition, and a spelling the ground truths also use
+unrenamed is not the one renamed. What stays ambiguous or unmatched is reported, not guessed."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from difflib import SequenceMatcher
 
 from tree_sitter import Node
 
 from ..paraphrase.index import ClassKey, Index, identifiers, top_level
-from ..paraphrase.rename import Renames
+from ..paraphrase.rename import Renames, in_annotation
 from ..syntax import node_text, parse, unwrap, walk
 
 
@@ -51,6 +53,7 @@ def derive(index: Index, classes: dict[str, str], ground_truths: Iterable[str]) 
     for text in ground_truths:
         for new, role in _names(text):
             roles.setdefault(new, set()).add(role)
+    spelled = set(roles)
     for new, old in classes.items():
         if new != old:
             taken[old] = new
@@ -62,6 +65,8 @@ def derive(index: Index, classes: dict[str, str], ground_truths: Iterable[str]) 
             fitting = [old for old in candidates if ("member" in roles[new] and old in member_defs) or
                        ("bare" in roles[new] and old in top_defs)]
             candidates = fitting if fitting else candidates
+        if len(candidates) > 1:  # a spelling the ground truths also use as written was not renamed
+            candidates = [old for old in candidates if old not in spelled] or candidates
         if len(candidates) != 1:
             derived.unresolved.append(f"{new}: " + (f"one of {', '.join(candidates)}" if candidates else
                                                     "its upstream spelling is already renamed otherwise"))
@@ -76,8 +81,11 @@ def derive(index: Index, classes: dict[str, str], ground_truths: Iterable[str]) 
 
 
 def _names(text: str) -> Iterable[tuple[str, str]]:
-    """Each identifier of a class's source with its role: ``member`` (an attribute, a method's name) or ``bare``."""
+    """Each identifier of a class's source with its role: ``member`` (an attribute, a method's name) or ``bare``
+    (a string annotation that is one name is one too)."""
     for node in walk(parse(text)[1]):
+        if node.type == "string_content" and node_text(node).isidentifier() and in_annotation(node):
+            yield node_text(node), "bare"
         if node.type != "identifier":
             continue
         parent = node.parent
@@ -92,3 +100,33 @@ def _in_class(node: Node) -> bool:
     outer = node.parent.parent if node.parent is not None and node.parent.type == "decorated_definition" else node.parent
     return outer is not None and outer.type == "block" and outer.parent is not None and \
         outer.parent.type == "class_definition"
+
+
+_WORD = re.compile(rb"\w+")  # ASCII words, by byte offset
+_TEXT = ("string_content", "comment")
+
+
+def adopt_text_spellings(source: str, klass: str, truth: str, names: dict[str, str]) -> str:
+    """``source`` with the words of class ``klass``'s strings and comments spelled as ``truth`` (its ground truth)
+    spells them, where the two differ by a rename of ``names`` (old -> new): the benchmark renamed some words
+    there (``"snap"``, ``Dataset.chunk()`` in a comment) and kept others (``PersonName`` in prose), with no rule
+    that its data shows, so the ground truth is the only witness of which."""
+    data, root = parse(source)
+    node = next((unwrap(n) for n in top_level(root) if unwrap(n).type == "class_definition" and
+                 node_text(unwrap(n).child_by_field_name("name")) == klass), None)
+    if node is None:
+        return source
+    text = [(leaf.start_byte, leaf.end_byte) for leaf in walk(node) if leaf.type in _TEXT]
+    ours = [(m.group().decode(), node.start_byte + m.start()) for m in _WORD.finditer(node.text)]
+    theirs = [word.decode() for word in _WORD.findall(truth.encode("utf-8"))]
+    edits = []
+    matcher = SequenceMatcher(None, [word for word, _ in ours], theirs, autojunk=False)
+    for operation, start, end, other, other_end in matcher.get_opcodes():
+        if operation != "replace" or end - start != other_end - other:
+            continue
+        for (word, offset), spelled in zip(ours[start:end], theirs[other:other_end]):
+            if names.get(word) == spelled and any(s <= offset < e for s, e in text):
+                edits.append((offset, offset + len(word), spelled))
+    for start, end, spelled in sorted(edits, reverse=True):
+        data = data[:start] + spelled.encode("utf-8") + data[end:]
+    return data.decode("utf-8")

@@ -63,14 +63,34 @@ class Index:
             for module, tree in self.trees.items() for node in map(unwrap, top_level(tree))
             if node.type == "class_definition"}
         self._envs: dict[str, dict[str, Binding]] = {}
+        self._reading: list[str] = []  # the modules whose bindings are being read, outermost first
+        self._cycle = False  # a module read a half-read one's bindings (an import cycle)
 
     def env(self, module: str) -> dict[str, Binding]:
-        """The module's top-level bindings (an import cycle sees the part read so far)."""
+        """The module's top-level bindings. An import cycle first sees the part read so far, so the modules read
+        in one go are read again until none changes (``TYPE_CHECKING`` imports make such cycles common)."""
+        if module in self._reading:
+            self._cycle = True
         if module not in self._envs:
+            first = len(self._envs)
             self._envs[module] = {}
-            if module in self.trees:
-                self._envs[module].update(self.bindings(self.trees[module], module))
+            self._reading.append(module)
+            self._envs[module].update(self.bindings(self.trees[module], module) if module in self.trees else {})
+            self._reading.pop()
+            if not self._reading and self._cycle:
+                self._cycle = False
+                self._settle(list(self._envs)[first:])
         return self._envs[module]
+
+    def _settle(self, read: list[str]) -> None:
+        """``read``'s bindings read again, with every module's bindings now at hand, until none changes."""
+        for _ in read:
+            again = {name: self.bindings(self.trees[name], name) if name in self.trees else {} for name in read}
+            if all(again[name] == self._envs[name] for name in read):
+                return
+            for name in read:
+                self._envs[name].clear()
+                self._envs[name].update(again[name])
 
     def bindings(self, tree: Node, module: str) -> dict[str, Binding]:
         """The bindings made by ``tree``'s top-level statements, read as the module ``module``."""

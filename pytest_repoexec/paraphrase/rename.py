@@ -3,7 +3,7 @@ definition of the repository (its definition, its uses, its imports, ``module.na
 object is a renamed class or an instance of one (``self.x``, ``Cls.x``, ``super().x``, ``obj.x`` for
 ``obj = Cls(...)`` or ``obj: Cls``), and any member read where the trace of the tests saw an instance's read
 (``trace``), and a member's definition where the trace saw a subclass outside the benchmark (a test's) override
-it; strings (but their ``{...}`` code), comments, keyword arguments and attributes of anything else stay as
+it; strings (but their ``{...}`` code and a string annotation naming a renamed definition), comments, keyword arguments and attributes of anything else stay as
 written. ``__all__``'s strings name bindings, so they follow."""
 
 from __future__ import annotations
@@ -137,6 +137,8 @@ class _Rewriter:
     def visit(self, node: Node, scope: Scope) -> None:
         kind = node.type
         if kind == "string":
+            if in_annotation(node):
+                self.forward_reference(node, scope)
             for child in node.children:
                 if child.type == "interpolation":
                     self.visit(child, scope)
@@ -251,6 +253,13 @@ class _Rewriter:
             if self.renames.renamed(self.index.target(source, node_text(original))):
                 self.rename(original)
 
+    def forward_reference(self, node: Node, scope: Scope) -> None:
+        """A string annotation that is one name (``-> "Source"``) is that name as code: it follows its binding."""
+        content = [child for child in node.children if child.type == "string_content"]
+        if len(content) == 1 and node_text(content[0]).isidentifier() and \
+                self.renames.renamed(self.lookup(scope, node_text(content[0]))):
+            self.rename(content[0])
+
     def exported_names(self, value: Node, scope: Scope) -> None:
         """``__all__ = [...]``: its strings are the names the module exports, so they follow their bindings."""
         for item in value.named_children if value is not None else ():
@@ -322,6 +331,16 @@ def _first_line(node: Node) -> int:
     """A definition's first line, its first decorator's where it has one (as its code's ``co_firstlineno``)."""
     outer = node.parent if node.parent is not None and node.parent.type == "decorated_definition" else node
     return outer.start_point[0] + 1
+
+
+def in_annotation(node: Node) -> bool:
+    """The node lies in a type annotation (a parameter's, a return type, an annotated assignment's)."""
+    current = node.parent
+    while current is not None and current.type not in ("block", "module", *_SCOPES):
+        if current.type == "type":
+            return True
+        current = current.parent
+    return False
 
 
 def _static(node: Node) -> bool:
