@@ -3,7 +3,12 @@ classes but the repository definitions they use (classes, functions, methods), a
 A name of a ground truth that the upstream tree lacks, and that equals one of the tree's definitions but for
 case, is that definition renamed; the task classes are matched first, then a member role (``.x``, a method's
 ``def x``) prefers a method, a bare name a module-level definition, and a spelling the ground truths also use
-unrenamed is not the one renamed. What stays ambiguous or unmatched is reported, not guessed."""
+unrenamed is not the one renamed. What stays ambiguous or unmatched is reported, not guessed.
+
+The benchmark renamed by name where a rename by binding cannot follow, and its ground truths show where: a method
+is renamed on objects of no known type too when nothing else in the repository (no builtin type) holds an
+attribute of that name (``loose``), a name the ground truths rename as a local variable is renamed as one
+(``local``), and the words of a task class's strings and comments are spelled as its ground truth spells them."""
 
 from __future__ import annotations
 
@@ -18,6 +23,9 @@ from ..paraphrase.index import ClassKey, Index, identifiers, top_level
 from ..paraphrase.rename import Renames, in_annotation
 from ..syntax import node_text, parse, unwrap, walk
 
+_BUILTIN_TYPES = (object, type, int, float, complex, str, bytes, bytearray, list, tuple, dict, set, frozenset,
+                  BaseException, memoryview, range, slice, property, staticmethod, classmethod)
+
 
 @dataclass
 class Derived:
@@ -25,9 +33,12 @@ class Derived:
     top: set[ClassKey] = field(default_factory=set)  # (module, name) of renamed module-level definitions
     own: dict[ClassKey, set[str]] = field(default_factory=dict)  # renamed methods, by the classes defining them
     unresolved: list[str] = field(default_factory=list)  # "new: why", for names no single definition explains
+    loose: set[str] = field(default_factory=set)  # renamed methods no other attribute of the repository shares
+    local: set[str] = field(default_factory=set)  # renamed names the ground truths also rename as local variables
 
     def renames(self, index: Index) -> Renames:
-        return Renames(index, dict(self.names), top=set(self.top), own={k: set(v) for k, v in self.own.items()})
+        return Renames(index, dict(self.names), top=set(self.top), own={k: set(v) for k, v in self.own.items()},
+                       loose=set(self.loose), local=set(self.local))
 
 
 def derive(index: Index, classes: dict[str, str], ground_truths: Iterable[str]) -> Derived:
@@ -77,7 +88,35 @@ def derive(index: Index, classes: dict[str, str], ground_truths: Iterable[str]) 
         derived.top |= {(module, old) for module in top_defs.get(old, ())}
         for key in member_defs.get(old, ()):
             derived.own.setdefault(key, set()).add(old)
+    derived.loose = {old for old in taken if old in member_defs} - _held_otherwise(index, member_defs)
+    derived.local = {old for old, new in taken.items() if "local" in roles.get(new, ())}
     return derived
+
+
+def _held_otherwise(index: Index, methods: dict[str, set[ClassKey]]) -> set[str]:
+    """Attribute names that something other than a method of a module-level class of the repository holds: a
+    builtin type's attribute (``dict.get``), a class attribute, an attribute assigned (``x.m = ...``), a method
+    of a nested class: a read of one on an object of no known type may mean that."""
+    held = {name for kind in _BUILTIN_TYPES for name in dir(kind)}
+    for key in index.classes:
+        held |= {name for name in index.defines(key) if key not in methods.get(name, ())}
+    for tree in index.trees.values():
+        for node in walk(tree):
+            if node.type in ("assignment", "augmented_assignment"):
+                for target in walk(node.child_by_field_name("left")):
+                    if target.type == "attribute":
+                        held.add(node_text(target.child_by_field_name("attribute")))
+            elif node.type == "function_definition" and not _in_module_class(node):
+                held.add(node_text(node.child_by_field_name("name")))
+    return held
+
+
+def _in_module_class(node: Node) -> bool:
+    """A function defined at module level or as a method of a module-level class."""
+    outer = node.parent if node.parent is not None and node.parent.type == "decorated_definition" else node
+    if outer.parent is not None and outer.parent.type == "module":
+        return True
+    return _in_class(node) and _in_module_class(outer.parent.parent)
 
 
 def _names(text: str) -> Iterable[tuple[str, str]]:
@@ -94,6 +133,22 @@ def _names(text: str) -> Iterable[tuple[str, str]]:
             (parent.type == "function_definition" and parent.child_by_field_name("name") == node
              and _in_class(parent)))
         yield node_text(node), "member" if member else "bare"
+        if not member and _assigned_local(node):
+            yield node_text(node), "local"
+
+
+def _assigned_local(node: Node) -> bool:
+    """The name is assigned (``x = ...``, ``for x in``, ``with ... as x``) in a function's body."""
+    current, target = node.parent, node
+    while current is not None and current.type in ("pattern_list", "tuple_pattern", "as_pattern_target"):
+        current, target = current.parent, current
+    if current is None or not (
+            (current.type in ("assignment", "augmented_assignment", "for_statement") and
+             current.child_by_field_name("left") == target) or current.type == "as_pattern"):
+        return False
+    while current is not None and current.type not in ("function_definition", "class_definition"):
+        current = current.parent
+    return current is not None and current.type == "function_definition"
 
 
 def _in_class(node: Node) -> bool:

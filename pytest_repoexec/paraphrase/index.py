@@ -121,8 +121,9 @@ class Index:
             alias = name.child_by_field_name("alias") if name.type == "aliased_import" else None
             original = node_text(name.child_by_field_name("name") if alias else name)
             binding = self.target(source, original)
-            found[node_text(alias) if alias else original] = Binding(
-                binding.kind, binding.module, binding.name, binding.follows and alias is None)
+            follows = binding.follows and (alias is None or node_text(alias) == original)  # X as X: a re-export
+            found[node_text(alias) if alias else original] = Binding(binding.kind, binding.module, binding.name,
+                                                                     follows)
         return found
 
     def target(self, module: str, name: str) -> Binding:

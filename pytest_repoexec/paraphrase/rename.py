@@ -1,10 +1,11 @@
 """Code rewritten with the new spellings, by tree-sitter: a name is renamed where it is bound to a renamed
 definition of the repository (its definition, its uses, its imports, ``module.name``), a member where the
 object is a renamed class or an instance of one (``self.x``, ``Cls.x``, ``super().x``, ``obj.x`` for
-``obj = Cls(...)`` or ``obj: Cls``), and any member read where the trace of the tests saw an instance's read
-(``trace``), and a member's definition where the trace saw a subclass outside the benchmark (a test's) override
-it; strings (but their ``{...}`` code and a string annotation naming a renamed definition), comments, keyword arguments and attributes of anything else stay as
-written. ``__all__``'s strings name bindings, so they follow."""
+``obj = Cls(...)`` or ``obj: Cls``; a ``loose`` member also on an object of no known type), and any member
+read where the trace of the tests saw an instance's read (``trace``), and a member's definition where the trace
+saw a subclass outside the benchmark (a test's) override it; strings (but their ``{...}`` code and a string
+annotation that names a renamed definition), comments, keyword arguments and attributes of anything else stay
+as written. ``__all__``'s strings name bindings, so they follow."""
 
 from __future__ import annotations
 
@@ -44,6 +45,8 @@ class Renames:
     overrides: Definitions = field(default_factory=dict)  # traced overrides in subclasses outside the benchmark
     overridden: int = 0  # definitions renamed only because the trace saw them override a renamed member
     kept: set[tuple[ClassKey, str]] = field(default_factory=set)  # members kept as written (``keep``), by class
+    loose: set[str] = field(default_factory=set)  # members renamed too where the object's type is not known
+    local: set[str] = field(default_factory=set)  # names renamed too as a function's assigned local variables
 
     def lineage(self, key: ClassKey | None, seen: frozenset = frozenset()) -> set[ClassKey]:
         """The class and its repository bases, theirs in turn."""
@@ -167,7 +170,7 @@ class _Rewriter:
         name = node_text(node)
         if scope.klass is not None and name in self.renames.members(scope.klass):
             self.rename(node)
-        elif self.renames.renamed(self.lookup(scope, name)):
+        elif self.renames.renamed(binding := self.lookup(scope, name)) or binding == Binding("local", name=name):
             self.rename(node)
 
     def attribute(self, node: Node, scope: Scope) -> None:
@@ -182,6 +185,8 @@ class _Rewriter:
         elif (name.end_point[0] + 1, name.end_point[1], node_text(name)) in self.sites:
             self.rename(name)
             self.renames.traced += 1
+        elif node_text(name) in self.renames.loose and (binding is None or binding.kind == "local"):
+            self.rename(name)
 
     def definition(self, node: Node, scope: Scope) -> None:
         name = node.child_by_field_name("name")
@@ -209,7 +214,9 @@ class _Rewriter:
                 if part is not None:
                     self.visit(part, scope)
             typed = self.entity(annotation, scope) if annotation is not None else None
-            if index == 0 and scope.klass is not None and not _static(node):
+            if index == 0 and scope.klass is not None and _decorated(node, "@classmethod"):
+                inner.bindings[parameter] = Binding("def", *scope.klass, follows=False)  # cls: the class itself
+            elif index == 0 and scope.klass is not None and not _decorated(node, "@staticmethod"):
                 inner.bindings[parameter] = Binding("instance", *scope.klass)
             elif typed is not None and self.index.class_key(typed) and typed.kind == "def":
                 inner.bindings[parameter] = Binding("instance", *typed.key)
@@ -242,7 +249,8 @@ class _Rewriter:
                     if made is not None:
                         scope.bindings[target] = made
                     elif not module:
-                        scope.bindings.setdefault(target, LOCAL)
+                        scope.bindings.setdefault(target, Binding("local", name=target) if target in
+                                                  self.renames.local and not scope.in_class else LOCAL)
             elif node.type in ("function_definition", "class_definition") and not module and not scope.in_class:
                 scope.bindings[node_text(node.child_by_field_name("name"))] = LOCAL
 
@@ -252,6 +260,9 @@ class _Rewriter:
             original = name.child_by_field_name("name") if name.type == "aliased_import" else name
             if self.renames.renamed(self.index.target(source, node_text(original))):
                 self.rename(original)
+                alias = name.child_by_field_name("alias") if name.type == "aliased_import" else None
+                if alias is not None and node_text(alias) == node_text(original):  # a re-export: X as X
+                    self.rename(alias)
 
     def forward_reference(self, node: Node, scope: Scope) -> None:
         """A string annotation that is one name (``-> "Source"``) is that name as code: it follows its binding."""
@@ -343,7 +354,7 @@ def in_annotation(node: Node) -> bool:
     return False
 
 
-def _static(node: Node) -> bool:
+def _decorated(node: Node, decorator: str) -> bool:
     decorated = node.parent if node.parent is not None and node.parent.type == "decorated_definition" else None
-    return decorated is not None and any(node_text(d).strip() == "@staticmethod"
+    return decorated is not None and any(node_text(d).strip() == decorator
                                          for d in decorated.children if d.type == "decorator")
