@@ -6,8 +6,8 @@ case, is that definition renamed; the task classes are matched first, then a mem
 unrenamed is not the one renamed. What stays ambiguous or unmatched is reported, not guessed.
 
 The benchmark renamed by name where a rename by binding cannot follow, and its ground truths show where: a method
-is renamed on objects of no known type too when nothing else in the repository (no builtin type) holds an
-attribute of that name (``loose``), a name the ground truths rename as a local variable is renamed as one
+that the ground truths read on other objects than ``self`` (in code or in an example) is renamed on objects of no known type too, where
+nothing else in the repository (no builtin type) holds an attribute of that name (``loose``), a name the ground truths rename as a local variable is renamed as one
 (``local``), and the words of a task class's strings and comments are spelled as its ground truth spells them."""
 
 from __future__ import annotations
@@ -88,7 +88,8 @@ def derive(index: Index, classes: dict[str, str], ground_truths: Iterable[str]) 
         derived.top |= {(module, old) for module in top_defs.get(old, ())}
         for key in member_defs.get(old, ()):
             derived.own.setdefault(key, set()).add(old)
-    derived.loose = {old for old in taken if old in member_defs} - _held_otherwise(index, member_defs)
+    derived.loose = {old for old, new in taken.items() if old in member_defs and "read" in roles.get(new, ())} - \
+        _held_otherwise(index, member_defs)
     derived.local = {old for old, new in taken.items() if "local" in roles.get(new, ())}
     return derived
 
@@ -125,6 +126,8 @@ def _names(text: str) -> Iterable[tuple[str, str]]:
     for node in walk(parse(text)[1]):
         if node.type == "string_content" and node_text(node).isidentifier() and in_annotation(node):
             yield node_text(node), "bare"
+        if node.type in _TEXT:  # a call in a docstring's example or a comment: ``da.sel(time=...)``
+            yield from ((name, "read") for name in _CALLED.findall(node_text(node)))
         if node.type != "identifier":
             continue
         parent = node.parent
@@ -133,6 +136,9 @@ def _names(text: str) -> Iterable[tuple[str, str]]:
             (parent.type == "function_definition" and parent.child_by_field_name("name") == node
              and _in_class(parent)))
         yield node_text(node), "member" if member else "bare"
+        if member and parent.type == "attribute" and \
+                node_text(parent.child_by_field_name("object")) not in ("self", "cls", "super()"):
+            yield node_text(node), "read"  # on another object than the class's own
         if not member and _assigned_local(node):
             yield node_text(node), "local"
 
@@ -157,6 +163,7 @@ def _in_class(node: Node) -> bool:
         outer.parent.type == "class_definition"
 
 
+_CALLED = re.compile(r"\b(?!self\.|cls\.)\w+\.(\w+)\(")
 _WORD = re.compile(rb"\w+")  # ASCII words, by byte offset
 _TEXT = ("string_content", "comment")
 
