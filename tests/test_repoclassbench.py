@@ -17,6 +17,8 @@ import pytest
 from conftest import write_replay
 from pytest_repoexec.cli import main
 from pytest_repoexec.importer.repoclassbench import emptied, import_benchmark, task_of
+from pytest_repoexec.importer.repoclassbench_names import adopt_text_spellings, derive
+from pytest_repoexec.paraphrase.index import Index
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -111,6 +113,63 @@ def test_only_xdists_group_suffix_is_cut_from_a_directive() -> None:
 def test_emptied_leaves_every_method_a_pass_body() -> None:
     assert emptied(SHAPES.split("\n\n\n")[1]) == (
         "class Square(ShapeBase):\n    def __init__(self, side):\n        pass\n\n    def area(self):\n        pass\n")
+
+
+CAPTURE = '''class FDCapture:
+    """Capture a file descriptor; snap() produces text."""
+
+    def snap(self):
+        self._assert_state("snap", ("started",))  # see snap
+        return self.read()
+'''
+
+
+def test_strings_and_comments_of_a_task_class_follow_its_ground_truth_word_by_word() -> None:
+    """The benchmark renamed some words of strings and comments and kept others: the ground truth says which."""
+    truth = CAPTURE.replace("FDCapture", "FDCAPTURe").replace("def snap", "def SNAp").replace('"snap"', '"SNAp"')
+    source = CAPTURE.replace("FDCapture", "FDCAPTURe").replace("def snap", "def SNAp")
+    adopted = adopt_text_spellings(source, "FDCAPTURe", truth, {"snap": "SNAp", "FDCapture": "FDCAPTURe"})
+    assert adopted == truth  # "snap" in the call renamed, snap() in the docstring and the comment kept
+    assert adopt_text_spellings(source, "Other", truth, {"snap": "SNAp"}) == source
+
+
+def _tree(root: Path, files: dict[str, str]) -> Index:
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    return Index(root, ".")
+
+
+def test_renames_read_back_follow_reads_of_no_static_type_locals_and_cycles(tmp_path: Path) -> None:
+    """What the benchmark renamed by name, renamed where nothing else holds the name: a method read on a parameter
+    of no known type, a local the ground truth renames, a string annotation, ``cls()`` in a classmethod, a name
+    imported under ``TYPE_CHECKING`` across an import cycle, an ``X as X`` re-export; ``mocker.patch`` (a plugin's
+    fixture) and ``dict.get`` stay as written."""
+    index = _tree(tmp_path, {
+        "pkg/__init__.py": "from pkg.source import Source as Source\n",
+        "pkg/source.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pkg.frame import Frame\n\n\n"
+                         "class Source:\n    def getstatement(self, frame: Frame) -> \"Source\":\n        return self\n\n"
+                         "    def get(self):\n        return 1\n\n    def patch(self):\n        return 2\n\n"
+                         "    @classmethod\n    def make(cls):\n        made = cls()\n        made.getstatement(None)\n"
+                         "        return made\n",
+        "pkg/frame.py": "from pkg.source import Source\n\n\nclass Frame:\n    def read(self, source, options: dict):\n"
+                        "        getstatement = source.getstatement(self)\n        options.get(1)\n"
+                        "        return getstatement\n",
+        "tests/test_it.py": "def test_it(mocker, source):\n    mocker.patch(\"x\")\n    source.patch()\n"})
+    truths = ["class FRAMe:\n    def read(self, source, options: dict):\n        GEtstAteMENT = source.GEtstAteMENT(self)\n"
+              "        options.get(1)\n        return GEtstAteMENT\n",
+              "class sOUrCe:\n    def get_(self, frame: FRAMe) -> \"sOUrCe\":\n        return self.gET() or self.pATcH()\n"]
+    derived = derive(index, {"FRAMe": "Frame", "sOUrCe": "Source"}, truths)
+    assert derived.names == {"Frame": "FRAMe", "Source": "sOUrCe", "getstatement": "GEtstAteMENT", "get": "gET",
+                             "patch": "pATcH"}
+    assert derived.loose == {"getstatement"} and derived.local == {"getstatement"}
+    derived.renames(index).rewrite_files()
+    source, frame = (tmp_path / "pkg" / "source.py").read_text(), (tmp_path / "pkg" / "frame.py").read_text()
+    assert "def GEtstAteMENT(self, frame: FRAMe) -> \"sOUrCe\":" in source
+    assert "made = cls()\n        made.GEtstAteMENT(None)" in source
+    assert "GEtstAteMENT = source.GEtstAteMENT(self)\n        options.get(1)\n        return GEtstAteMENT" in frame
+    assert (tmp_path / "pkg" / "__init__.py").read_text() == "from pkg.source import sOUrCe as sOUrCe\n"
+    assert 'mocker.patch("x")' in (tmp_path / "tests" / "test_it.py").read_text()
 
 
 @pytest.fixture(scope="module")

@@ -5,10 +5,12 @@ case, is that definition renamed; the task classes are matched first, then a mem
 ``def x``) prefers a method, a bare name a module-level definition, and a spelling the ground truths also use
 unrenamed is not the one renamed. What stays ambiguous or unmatched is reported, not guessed.
 
-The benchmark renamed by name where a rename by binding cannot follow, and its ground truths show where: a method
-that the ground truths read on other objects than ``self`` (in code or in an example) is renamed on objects of no known type too, where
-nothing else in the repository (no builtin type) holds an attribute of that name (``loose``), a name the ground truths rename as a local variable is renamed as one
-(``local``), and the words of a task class's strings and comments are spelled as its ground truth spells them."""
+The benchmark renamed by name where a rename by binding cannot follow (its ground truths read renamed methods on
+objects of no known type, rename locals and words of docstrings): a renamed method is renamed on objects of no
+known type too, where nothing else (no builtin type, no other attribute of the repository, no plugin's fixture)
+holds an attribute of that name (``loose``); a name the ground truths rename as a local variable is renamed as
+one (``local``); and the words of a task class's strings and comments are spelled as its ground truth spells
+them."""
 
 from __future__ import annotations
 
@@ -88,8 +90,7 @@ def derive(index: Index, classes: dict[str, str], ground_truths: Iterable[str]) 
         derived.top |= {(module, old) for module in top_defs.get(old, ())}
         for key in member_defs.get(old, ()):
             derived.own.setdefault(key, set()).add(old)
-    derived.loose = {old for old, new in taken.items() if old in member_defs and "read" in roles.get(new, ())} - \
-        _held_otherwise(index, member_defs)
+    derived.loose = {old for old in taken if old in member_defs} - _held_otherwise(index, member_defs)
     derived.local = {old for old, new in taken.items() if "local" in roles.get(new, ())}
     return derived
 
@@ -97,19 +98,40 @@ def derive(index: Index, classes: dict[str, str], ground_truths: Iterable[str]) 
 def _held_otherwise(index: Index, methods: dict[str, set[ClassKey]]) -> set[str]:
     """Attribute names that something other than a method of a module-level class of the repository holds: a
     builtin type's attribute (``dict.get``), a class attribute, an attribute assigned (``x.m = ...``), a method
-    of a nested class: a read of one on an object of no known type may mean that."""
+    of a nested class, an attribute read on a test's fixture that the repository does not define (``mocker.patch``;
+    not a parameter its decorators give): a read of one on an object of no known type may mean that."""
     held = {name for kind in _BUILTIN_TYPES for name in dir(kind)}
     for key in index.classes:
         held |= {name for name in index.defines(key) if key not in methods.get(name, ())}
+    tests, fixtures = [], set()
     for tree in index.trees.values():
         for node in walk(tree):
             if node.type in ("assignment", "augmented_assignment"):
                 for target in walk(node.child_by_field_name("left")):
                     if target.type == "attribute":
                         held.add(node_text(target.child_by_field_name("attribute")))
-            elif node.type == "function_definition" and not _in_module_class(node):
-                held.add(node_text(node.child_by_field_name("name")))
+            elif node.type == "function_definition":
+                name = node_text(node.child_by_field_name("name"))
+                if not _in_module_class(node):
+                    held.add(name)
+                if _is_fixture(node):
+                    fixtures.add(name)
+                if name.startswith("test") or _is_fixture(node):
+                    tests.append(node)
+    for test in tests:
+        decorators = test.parent.children if test.parent is not None and test.parent.type == "decorated_definition" \
+            else []
+        parametrized = {word for d in decorators if d.type == "decorator" for word in re.findall(r"\w+", node_text(d))}
+        foreign = {node_text(p) for p in test.child_by_field_name("parameters").named_children
+                   if p.type == "identifier"} - fixtures - parametrized - {"self", "cls"}
+        held |= {node_text(node.child_by_field_name("attribute")) for node in walk(test.child_by_field_name("body"))
+                 if node.type == "attribute" and node_text(node.child_by_field_name("object")) in foreign}
     return held
+
+
+def _is_fixture(node: Node) -> bool:
+    return node.parent is not None and node.parent.type == "decorated_definition" and any(
+        "fixture" in node_text(d) for d in node.parent.children if d.type == "decorator")
 
 
 def _in_module_class(node: Node) -> bool:
