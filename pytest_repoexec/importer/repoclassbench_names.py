@@ -9,8 +9,9 @@ The benchmark renamed by name where a rename by binding cannot follow (its groun
 objects of no known type, rename locals and words of docstrings): a renamed method is renamed on objects of no
 known type too, where nothing else (no builtin type, no other attribute of the repository, no plugin's fixture)
 holds an attribute of that name (``loose``); a name the ground truths rename as a local variable is renamed as
-one (``local``); and the words of a task class's strings and comments are spelled as its ground truth spells
-them."""
+one (``local``); a string that is a renamed name (``setattr(x, "snap", ...)``, ``"ReprEntry"``) follows it, as
+every such string of the ground truths does; and the words of a task class's strings and comments are spelled
+as its ground truth spells them."""
 
 from __future__ import annotations
 
@@ -40,7 +41,7 @@ class Derived:
 
     def renames(self, index: Index) -> Renames:
         return Renames(index, dict(self.names), top=set(self.top), own={k: set(v) for k, v in self.own.items()},
-                       loose=set(self.loose), local=set(self.local))
+                       loose=set(self.loose), local=set(self.local), strings=True)
 
 
 def derive(index: Index, classes: dict[str, str], ground_truths: Iterable[str]) -> Derived:
@@ -112,7 +113,7 @@ def _held_otherwise(index: Index, methods: dict[str, set[ClassKey]]) -> set[str]
                         held.add(node_text(target.child_by_field_name("attribute")))
             elif node.type == "function_definition":
                 name = node_text(node.child_by_field_name("name"))
-                if not _in_module_class(node):
+                if _in_class(node) and not _in_module_class(node):
                     held.add(name)
                 if _is_fixture(node):
                     fixtures.add(name)

@@ -3,9 +3,10 @@ definition of the repository (its definition, its uses, its imports, ``module.na
 object is a renamed class or an instance of one (``self.x``, ``Cls.x``, ``super().x``, ``obj.x`` for
 ``obj = Cls(...)`` or ``obj: Cls``; a ``loose`` member also on an object of no known type), and any member
 read where the trace of the tests saw an instance's read (``trace``), and a member's definition where the trace
-saw a subclass outside the benchmark (a test's) override it; strings (but their ``{...}`` code and a string
-annotation that names a renamed definition), comments, keyword arguments and attributes of anything else stay
-as written. ``__all__``'s strings name bindings, so they follow."""
+saw a subclass outside the benchmark (a test's) override it; strings (but their ``{...}`` code, a string
+annotation that names a renamed definition, and with ``strings`` any string that is a renamed name), comments,
+keyword arguments and attributes of anything else stay as written. ``__all__``'s strings name bindings, so they
+follow."""
 
 from __future__ import annotations
 
@@ -47,6 +48,7 @@ class Renames:
     kept: set[tuple[ClassKey, str]] = field(default_factory=set)  # members kept as written (``keep``), by class
     loose: set[str] = field(default_factory=set)  # members renamed too where the object's type is not known
     local: set[str] = field(default_factory=set)  # names renamed too as a function's assigned local variables
+    strings: bool = False  # a string that is exactly a renamed name (``"snap"``) renamed too
 
     def lineage(self, key: ClassKey | None, seen: frozenset = frozenset()) -> set[ClassKey]:
         """The class and its repository bases, theirs in turn."""
@@ -140,7 +142,9 @@ class _Rewriter:
     def visit(self, node: Node, scope: Scope) -> None:
         kind = node.type
         if kind == "string":
-            if in_annotation(node):
+            if self.renames.strings:
+                self.named_string(node)
+            elif in_annotation(node):
                 self.forward_reference(node, scope)
             for child in node.children:
                 if child.type == "interpolation":
@@ -269,6 +273,11 @@ class _Rewriter:
         content = [child for child in node.children if child.type == "string_content"]
         if len(content) == 1 and node_text(content[0]).isidentifier() and \
                 self.renames.renamed(self.lookup(scope, node_text(content[0]))):
+            self.rename(content[0])
+
+    def named_string(self, node: Node) -> None:
+        content = [child for child in node.children if child.type != "string_start" and child.type != "string_end"]
+        if len(content) == 1 and content[0].type == "string_content" and node_text(content[0]) in self.renames.names:
             self.rename(content[0])
 
     def exported_names(self, value: Node, scope: Scope) -> None:
