@@ -155,7 +155,8 @@ def test_renames_read_back_follow_reads_of_no_static_type_locals_and_cycles(tmp_
         "pkg/frame.py": "from pkg.source import Source\n\n\nclass Frame:\n    def read(self, source, options: dict):\n"
                         "        getstatement = source.getstatement(self)\n        options.get(1)\n"
                         "        return getstatement\n",
-        "tests/test_it.py": "def test_it(mocker, source):\n    mocker.patch(\"x\")\n    source.patch()\n"})
+        "tests/test_it.py": "def test_it(mocker, source):\n    mocker.patch(\"x\")\n    source.patch()\n"
+                            "    setattr(source, \"getstatement\", \"getstatement of Source\")\n"})
     truths = ["class FRAMe:\n    def read(self, source, options: dict):\n        GEtstAteMENT = source.GEtstAteMENT(self)\n"
               "        options.get(1)\n        return GEtstAteMENT\n",
               "class sOUrCe:\n    def get_(self, frame: FRAMe) -> \"sOUrCe\":\n        return self.gET() or self.pATcH()\n"]
@@ -169,7 +170,9 @@ def test_renames_read_back_follow_reads_of_no_static_type_locals_and_cycles(tmp_
     assert "made = cls()\n        made.GEtstAteMENT(None)" in source
     assert "GEtstAteMENT = source.GEtstAteMENT(self)\n        options.get(1)\n        return GEtstAteMENT" in frame
     assert (tmp_path / "pkg" / "__init__.py").read_text() == "from pkg.source import sOUrCe as sOUrCe\n"
-    assert 'mocker.patch("x")' in (tmp_path / "tests" / "test_it.py").read_text()
+    test = (tmp_path / "tests" / "test_it.py").read_text()
+    assert 'mocker.patch("x")' in test and 'source.patch()' in test
+    assert 'setattr(source, "GEtstAteMENT", "getstatement of Source")' in test  # a string that is the name follows
 
 
 @pytest.fixture(scope="module")
@@ -202,6 +205,20 @@ def test_requests_gets_the_benchmarks_spellings_by_binding(imported: tuple[Path,
     assert "class SESsiON(SessiONREDIReCTmiXIn):" in sessions and "def mErGE_sEtTiNG(" in sessions
     assert "from .sessions import SESsiON" in (repo / "requests" / "__init__.py").read_text() or \
         "SESsiON" in (repo / "requests" / "api.py").read_text()
+
+
+@needs_data
+def test_pytests_state_gets_the_benchmarks_names_where_binding_alone_misses_them(tmp_path: Path) -> None:
+    """pytest 7.2, whose classes the benchmark renamed: reads on objects of no static type, strings that name a
+    renamed definition, and the task classes' docstrings spelled as the ground truths spell them."""
+    state, = import_benchmark(SHARED, tmp_path, {"pytest-7421f3bb94df"})
+    assert sum(bool(task.matches) for task in state.tasks) >= 13 and all(task.imported for task in state.tasks)
+    src = tmp_path / "pytest-7421f3bb94df" / "repo" / "src" / "_pytest"
+    assert "self.parser.pRocesSOPtION(option)" in (src / "config" / "argparsing.py").read_text()
+    assert '"repReNtRy"' in (src / "reports.py").read_text()
+    assert 'self._aSsERT_StAte("SNAp", ("started", "suspended"))' in (src / "capture.py").read_text()
+    manifest = tomllib.loads((tmp_path / "pytest-7421f3bb94df" / "MonkeyPatch" / "problem.toml").read_text())
+    assert "its own pytest 7.2 as the runner" in manifest["known_failure"]
 
 
 @needs_data
