@@ -73,9 +73,10 @@ class _Key:
 
 class WarmExecutor(SubprocessExecutor):
     def __init__(self, test_timeout: float, sample_timeout: float, sandbox: Sandbox | None = None,
-                 limits: Limits = Limits(), keep: int = 4, accept_no_process_limit: bool = False) -> None:
+                 limits: Limits = Limits(), keep: int = 4, zygotes: int = ZYGOTES,
+                 accept_no_process_limit: bool = False) -> None:
         super().__init__(test_timeout, sample_timeout, sandbox, limits, accept_no_process_limit)
-        self.keep = keep
+        self.keep, self.zygotes = keep, zygotes
         self.processes: collections.OrderedDict[_Key, WarmProcess] = collections.OrderedDict()
         self.cold: dict[_Key, str] = {}  # environments left to fresh processes, and why
 
@@ -87,8 +88,8 @@ class WarmExecutor(SubprocessExecutor):
             if request is None:
                 break
             try:
-                server = process.zygote(_zygote_request(env, problem, launch, request)) if request["confined"] \
-                    and problem.tests is not None else None
+                server = process.zygote(_zygote_request(env, problem, launch, request), self.zygotes) \
+                    if self.zygotes and request["confined"] and problem.tests is not None else None
                 watched = (server or process).run(request, launch, token)
                 first = process.start_time + (server.start_time if server else 0.0)
                 process.start_time = 0.0
@@ -363,8 +364,9 @@ class WarmProcess(_Server):
             self.close()
             raise WarmProcessDied(why)
 
-    def zygote(self, request: dict[str, Any]) -> _Zygote | None:
-        """The zygote for a problem's request, started if need be; None where it could not start."""
+    def zygote(self, request: dict[str, Any], keep: int) -> _Zygote | None:
+        """The zygote for a problem's request, started if need be (``keep`` alive at most); None where it could
+        not start."""
         key = hashlib.sha256(json.dumps(request, sort_keys=True).encode("utf-8")).hexdigest()
         if key in self.zygotes:
             self.zygotes.move_to_end(key)
@@ -394,7 +396,7 @@ class WarmProcess(_Server):
         made.start_time = time.monotonic() - started
         made.modules = answer["ready"]
         self.zygotes[key] = made
-        while len(self.zygotes) > ZYGOTES:
+        while len(self.zygotes) > keep:
             self.zygotes.popitem(last=False)[1].close()
         return made
 
