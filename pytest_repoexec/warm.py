@@ -88,8 +88,7 @@ class WarmExecutor(SubprocessExecutor):
             if request is None:
                 break
             try:
-                server = process.zygote(_zygote_request(env, problem, launch, request), self.zygotes) \
-                    if self.zygotes and request["confined"] and problem.tests is not None else None
+                server = self._zygote(process, env, problem, launch, request)
                 watched = (server or process).run(request, launch, token)
                 first = process.start_time + (server.start_time if server else 0.0)
                 process.start_time = 0.0
@@ -101,6 +100,16 @@ class WarmExecutor(SubprocessExecutor):
                 if attempt == 2:
                     self._give_up(key, problem, f"it died twice in a row ({exc})")
         return super()._execute(env, problem, launch, token)
+
+    def _zygote(self, process: WarmProcess, env: ProjectEnv, problem: Problem, launch: Launch,
+                request: dict[str, Any]) -> _Zygote | None:
+        """The problem's zygote, where it has one: inside the sandbox (without it, a sample's paths are its own),
+        for a problem with a test module (a suite's conftest files import what they will) that imports some
+        of the project's modules."""
+        if not self.zygotes or not request["confined"] or problem.tests is None:
+            return None
+        made = _zygote_request(env, problem, launch, request)
+        return process.zygote(made, self.zygotes) if made["imports"] else None
 
     def close(self) -> None:
         while self.processes:
