@@ -167,9 +167,9 @@ class Bubblewrap:
                 "--proc", "/proc", "--dev", "/dev",
                 "--perms", "1777", "--size", str(min(view.tmpfs_bytes, 64 << 20)), "--tmpfs", "/dev/shm",
                 *(arg for folder in SCRATCH for arg in ("--perms", "1777", "--dir", folder))]
-        inside = [Path(seen) for _, seen in view.binds] + ([view.data.at] if view.data else [])
+        inside = [Path(seen) for _, seen in view.binds] + ([view.data.at] if view.data else []) + list(view.aliases)
         for folder in sorted({parent for path in inside for parent in path.parents} - {Path("/"), *map(Path, SCRATCH)},
-                             key=lambda folder: len(folder.parts)):  # the way to a bind, open to the sample's user
+                             key=lambda folder: len(folder.parts)):  # the way to a bind or a link, open to the sample's user
             args += ["--perms", "0755", "--dir", str(folder)]
         for path, target in system_entries():
             args += ["--symlink", target, path] if target else ["--ro-bind", path, path]

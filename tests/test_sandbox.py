@@ -157,3 +157,13 @@ def test_what_a_sample_writes_in_its_home_and_tmp_stays_there(mini, run_repoexec
     result.assert_outcomes(passed=2)  # writing in its own tmpfs is allowed, and seen by its later tests
     assert not os.path.exists("/tmp/repoexec-tmp-note")
     assert not os.path.exists(os.path.expanduser("~/repoexec-home-note"))
+
+
+@pytest.mark.parametrize("executor", ["process", "warm"])
+def test_a_project_seen_at_two_places_runs_with_both_executors(mini, run_repoexec, executor):
+    # RepoExec's layout: the tree at /package, and the path its tests were written at (/input/test-apps/NAME) a
+    # link to it, whose folders the sample's user (nobody, where the engine is root) must be able to cross
+    manifest = mini / "project.toml"
+    manifest.write_text('mount = "/input/test-apps/mini"\nworkdir = "/package"\n' + manifest.read_text())
+    result, report = run_repoexec(str(mini), f"--repoexec-executor={executor}", "--repoexec-fresh")
+    assert report is not None and [s["passed"] for s in report["samples"]] == [True, True], result.stdout.str()[-3000:]
