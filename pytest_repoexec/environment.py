@@ -45,6 +45,9 @@ RUNTIME_DISTRIBUTIONS = ("pytest", "pytest-timeout", "coverage")
 # requirements install (an old plugin's pytest) would be the one imported. They are installed at the runtime's
 # versions instead, whatever the requirements pin (uv's overrides); part of the environment's key.
 _RUNNER_PINNED = "runner pinned to the runtime's versions"
+# What is installed comes with its bytecode: uv writes none by default, and every fresh interpreter then compiled
+# pytest and numpy from their sources again (half a second of numpy's import). Part of the environment's key.
+_COMPILED = "installed with bytecode"
 _FAR_FUTURE = "2999-12-31T00:00:00Z"
 _DOWNLOAD_LAYOUT = "sdist+wheel"  # what a PyPI source is made of; part of its cache key
 _SKIPPED_FOLDERS = ("__pycache__", ".git", ".hg", ".tox", ".venv")  # neither copied nor hashed
@@ -125,7 +128,8 @@ class Environments:
         runtime = self._runtime()
         env_key = _digest(
             [source_key, *sorted(project.requirements), project.resolve_before or "", *sorted(project.resolve_exempt),
-             sys.executable, platform.python_version(), runtime.name, *([_RUNNER_PINNED] if project.requirements else [])]
+             sys.executable, platform.python_version(), runtime.name,
+             *([_RUNNER_PINNED, _COMPILED] if project.requirements else [])]
         )
         venv = self.cache / "venvs" / f"{project.name}-{env_key}"
         build_once(venv, lambda target: _make_virtualenv(project, target, runtime), self.cache)
@@ -329,7 +333,8 @@ def _install_requirements(project: Project, python: Path, runtime: Path) -> None
 
 def _install_command(project: Project, python: Path, overrides: Path, runner: tuple[str, ...]) -> list[str]:
     """uv resolves and installs; it can also resolve as of a date, which old releases need."""
-    command = [uv.find_uv_bin(), "pip", "install", "--quiet", "--python", str(python), "--overrides", str(overrides),
+    command = [uv.find_uv_bin(), "pip", "install", "--quiet", "--compile-bytecode", "--python", str(python),
+               "--overrides", str(overrides),
                "--requirements", str(overrides), *project.requirements]
     if project.resolve_before:
         command += ["--exclude-newer", f"{project.resolve_before}T23:59:59Z"]

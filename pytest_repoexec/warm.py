@@ -165,6 +165,7 @@ class WarmExecutor(SubprocessExecutor):
                      "scratch": list(SCRATCH),
                      **_tree(view.tree, view.tree_at),
                      "aliases": [[str(alias), str(view.tree_at)] for alias in view.aliases],
+                     "mtime": view.tree_mtime,
                      "masks": [[str(path), _b64(content)] for path, content in view.masks] if confined else [],
                      "data": None if data is None else {
                          "at": str(data.at), "size": DATA_TMPFS,
@@ -193,23 +194,8 @@ def zygote_imports(import_root: Path, focal: Path, module: str, tests: Path) -> 
     around the candidate is the same for every sample, and a top-level import is not the reference's), less
     the focal module and modules that pytest would rewrite as tests."""
     package = module if focal.name == "__init__.py" else module.rpartition(".")[0]
-    names: list[str] = []
-    for source in (focal.read_text("utf-8"), tests.read_text("utf-8")):
-        try:
-            tree = ast.parse(source)
-        except SyntaxError:
-            continue
-        for node in _top_level(tree.body):
-            if isinstance(node, ast.Import):
-                names.extend(alias.name for alias in node.names)
-            elif isinstance(node, ast.ImportFrom):
-                parent = node.module or ""
-                if node.level:
-                    anchor = package.split(".")[: len(package.split(".")) - node.level + 1] if package else []
-                    parent = ".".join([*anchor, *([parent] if parent else [])])
-                names.extend([parent, *(f"{parent}.{alias.name}" for alias in node.names)] if parent else [])
     kept = []
-    for name in dict.fromkeys(names):
+    for name in dict.fromkeys([*imported_by(focal.read_text("utf-8"), package), *imported_by(tests.read_text("utf-8"))]):
         if name == module or name.startswith(module + ".") or \
                 any(fnmatch.fnmatch(name.rpartition(".")[2] + ".py", pattern) for pattern in ("test_*", "*_test.py")):
             continue
@@ -219,6 +205,27 @@ def zygote_imports(import_root: Path, focal: Path, module: str, tests: Path) -> 
             continue  # not a module of the project (a third-party one, which the warm process has, or a name)
         kept.append(name)
     return tuple(kept)
+
+
+def imported_by(source: str, package: str = "") -> list[str]:
+    """The modules a module's top level imports (relative ones resolved in ``package``), and the names its
+    ``from`` imports take, which may be modules too."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return []
+    names: list[str] = []
+    for node in _top_level(tree.body):
+        if isinstance(node, ast.Import):
+            names.extend(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            parent = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1] if package else []
+                parent = ".".join([*anchor, *([parent] if parent else [])])
+            names.extend([parent, *(f"{parent}.{alias.name}" for alias in node.names if alias.name != "*")]
+                         if parent else [])
+    return names
 
 
 def _top_level(body: list[ast.stmt]):
@@ -363,7 +370,9 @@ class WarmProcess(_Server):
                 os.close(fd)
         project_paths = [str(env.source_root), str(key.project_folder)]
         try:
-            zygote.send(self.socket, {"modules": [problem.module], "import_root": str(env.import_root),
+            # what the focal module and the tests import: the preloading child keeps the third-party part
+            modules = [problem.module, *(imported_by(problem.tests.read_text("utf-8")) if problem.tests else [])]
+            zygote.send(self.socket, {"modules": modules, "import_root": str(env.import_root),
                                       "source_root": str(env.source_root), "project_paths": project_paths})
             answer = self._answer(START_TIMEOUT)
         except (OSError, WarmProcessDied) as exc:

@@ -219,6 +219,8 @@ def _build_root(request):
     for path, content in view["files"]:  # read-only, as the engine gave them
         with open(inside(path), "wb") as handle:
             handle.write(base64.b64decode(content))
+        if view.get("mtime") is not None:  # the time a pyc of the tests' module names
+            os.utime(inside(path), (view["mtime"], view["mtime"]))
         _mount(inside(path), inside(path), None, _BIND)
         _mount(None, inside(path), None, _BIND | _REMOUNT | _RDONLY | _NOSUID | _NODEV)
     for alias, target in view["aliases"]:
@@ -429,7 +431,7 @@ def _zygote(fds, parent):
 
 def _preload(config):
     """pytest and the plugins the test process names with ``-p`` (they have no assertions for pytest to
-    rewrite), then the third-party and standard modules that the project's focal modules import, found by
+    rewrite), then the third-party and standard modules that a focal module and its tests import, found by
     importing those in a child (the project's own modules stay out of this process)."""
     import pytest  # noqa: F401
     import pytest_timeout  # noqa: F401
