@@ -21,8 +21,9 @@ the problem's root (the sample's, less the sample's files: its module, its tests
 into it, and imports the project's modules that the candidate cannot change (those that do not import the focal
 module), at the paths a sample sees them. The focal module itself is refused there, so nothing of the
 reference is imported; a module that asks for it is left to the samples. Its samples are run as above, with
-their roots built inside the zygote's, so that each sample still gets a root, a /tmp and a HOME of its own. The test process writes the same records
-through the same inner plugin as a fresh ``python -m pytest``; the engine reads them and judges alike.
+their roots built inside the zygote's, so that each sample still gets a root, a /tmp and a HOME of its own.
+
+The test process writes the same records through the same inner plugin as a fresh ``python -m pytest``; the engine reads them and judges alike.
 
 Talks to the engine over one Unix socket: length-prefixed JSON messages, a sample's pipes and the descriptor
 of its request passed along (SCM_RIGHTS). Runs under the project's interpreter: standard library and pytest only.
@@ -40,6 +41,7 @@ import signal
 import socket
 import struct
 import sys
+import threading
 import time
 import traceback
 
@@ -415,6 +417,8 @@ def _zygote(fds, parent):
             importlib.import_module(name)
         if _REFUSED.asked:
             raise RuntimeError("an import asked for the focal module where a trial's did not")
+        if threading.active_count() > 1:  # a fork keeps only the thread that forks: samples would lack it
+            raise RuntimeError("an import started a thread")
         sys.path[:] = kept  # a sample's test process sets it as a fresh process has it
     except BaseException as exc:
         send(control, {"error": f"{type(exc).__name__}: {exc}"})
@@ -572,7 +576,6 @@ def main():
     if not _serve(control):
         return 0
     import atexit
-    import threading
 
     import pytest
 
