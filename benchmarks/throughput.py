@@ -1,16 +1,19 @@
-"""Samples per second with the two executors, on one workload, in one run on this machine.
+"""Samples per second of the executors, on one workload, in one run on this machine.
 
     python benchmarks/throughput.py [--data ../shared/repoexec] [--projects a,b] [--workers 2] [--mutants 8]
+                                    [--duplicates 2]
 
 The workload: every imported RepoExec problem whose reference is expected to pass, with samples made from its
 reference deterministically: the reference itself, its ``pass`` body, and up to ``--mutants`` mutants from
 the admission gate's mutation operators, so that samples pass and fail in every way (wrong values,
-exceptions, loops that time out). It runs the workload with ``--repoexec-executor=process`` and then
-``warm`` (both ``--repoexec-fresh``: every distinct module evaluated, nothing read from earlier runs), then
-``warm`` again reading the result store, all with ``-n WORKERS`` and the default cache (its environments are
-built by a first, untimed run of one sample per project). It prints samples/s of each, their ratio, every
-sample whose verdict differs, the rerun's time, the share of each phase of a sample's run, and the warm
-processes' peak memory.
+exceptions, loops that time out); then the first ``--duplicates`` of them once more, as a model repeats itself
+(a repeated module is read from the result store). It runs the workload with ``--repoexec-executor=process``,
+with the warm executor as it was before problem zygotes (``--repoexec-zygotes=0``, xdist's default
+distribution), and with the warm executor as it is (all ``--repoexec-fresh``: every distinct module evaluated,
+nothing read from earlier runs), then ``warm`` again reading the result store, all with ``-n WORKERS`` and the
+default cache (its environments are built by a first, untimed run of one sample per project). It prints
+samples/s of each, their ratios, every sample whose verdict differs, the rerun's time, the share of each phase
+of a sample's run, and the warm processes' peak memory in each run.
 
 Last, a resume: the warm run once more over an empty result store (the default cache's store moved aside
 meanwhile, and put back), killed with SIGKILL once half the verdicts are stored and started again; it prints how
@@ -47,15 +50,17 @@ from pytest_repoexec.environment import default_cache_dir
 from pytest_repoexec.mutation import mutants, pass_body
 
 
-def workload(problems: list, mutant_count: int) -> dict[str, list[str]]:
-    """Completions by problem id: the reference, its pass body, its mutants."""
+def workload(problems: list, mutant_count: int, duplicates: int) -> dict[str, list[str]]:
+    """Completions by problem id: the reference, its pass body, its mutants, then the first ``duplicates``
+    of those again."""
     samples = {}
     for problem in problems:
         try:
             made = [pass_body(problem.reference), *(m.function for m in mutants(problem.reference, mutant_count))]
         except (ValueError, SyntaxError):
             made = []  # a reference that is not one function: it runs as itself only
-        samples[problem.id] = [problem.reference, *made]
+        texts = [problem.reference, *made]
+        samples[problem.id] = [*texts, *texts[:duplicates]]
     return samples
 
 
@@ -81,6 +86,15 @@ class MemoryPeak(threading.Thread):
                     continue
             self.peak = max(self.peak, total)
             time.sleep(1.0)
+
+
+# the runs compared, each with -n WORKERS: a fresh interpreter a sample; the warm executor as it was before
+# problem zygotes (xdist's default distribution, which deals items out one by one); the warm executor now
+EXECUTORS = {
+    "process": ("--repoexec-executor=process",),
+    "warm without zygotes": ("--repoexec-executor=warm", "--repoexec-zygotes=0", "--dist=load"),
+    "warm": ("--repoexec-executor=warm",),
+}
 
 
 def session(out: Path, replay: Path, workers: str, report: Path, *options: str) -> float:
@@ -187,6 +201,7 @@ def main() -> None:
     parser.add_argument("--projects", default=None)
     parser.add_argument("--workers", default="2")
     parser.add_argument("--mutants", type=int, default=8)
+    parser.add_argument("--duplicates", type=int, default=2)
     parser.add_argument("--skip-process", action="store_true")
     parser.add_argument("--skip-resume", action="store_true")
     parser.add_argument("--decoy-cost", action="store_true", help="measure the decoy check instead (see above)")
@@ -204,7 +219,7 @@ def main() -> None:
                 shutil.rmtree(problem.manifest.parent)
             else:
                 problems.append(problem)
-        samples = workload(problems, args.mutants)
+        samples = workload(problems, args.mutants, args.duplicates)
         replay.write_text("".join(json.dumps({"problem": pid, "completions": texts}) + "\n"
                                   for pid, texts in samples.items()))
         count = sum(map(len, samples.values()))
@@ -214,38 +229,41 @@ def main() -> None:
             decoy_cost(out, replay, args.workers, args.reports or Path(scratch))
             return
 
-        reports, times = {}, {}
-        memory = MemoryPeak()
-        executors = ("warm",) if args.skip_process else ("process", "warm")
-        for executor in executors:
-            if executor == "warm":
-                memory.start()
-            path = Path(scratch, f"{executor}.json")
-            times[executor] = session(out, replay, args.workers, path, "--repoexec-fresh",
-                                      f"--repoexec-executor={executor}")
-            reports[executor] = json.loads(path.read_text())
-        memory.running = False
+        reports, times, memory = {}, {}, {}
+        runs = {name: options for name, options in EXECUTORS.items()
+                if not (args.skip_process and name == "process")}
+        for name, options in runs.items():
+            peak = memory[name] = MemoryPeak()
+            peak.start()
+            path = Path(scratch, f"{name.split()[0]}-{len(reports)}.json")
+            times[name] = session(out, replay, args.workers, path, "--repoexec-fresh", *options)
+            peak.running = False
+            reports[name] = json.loads(path.read_text())
         rerun = session(out, replay, args.workers, Path(scratch, "rerun.json"), "--repoexec-executor=warm")
         quiet = session(out, replay, args.workers, Path(scratch, "rerun.json"), "--repoexec-executor=warm", "--tb=no")
         stored = json.loads(Path(scratch, "rerun.json").read_text())["store"]
 
-        for executor in executors:
-            done = len(reports[executor]["samples"])
-            print(f"{executor}: {done} samples in {times[executor]:.1f} s = {done / times[executor]:.2f} samples/s "
-                  f"(pass@1 {reports[executor]['metrics'].get('pass@1')})")
-        if not args.skip_process:
-            print(f"warm / process: {times['process'] / times['warm']:.1f}x")
-            process, warm = verdicts(reports["process"]), verdicts(reports["warm"])
-            differ = sorted(key for key in process.keys() | warm.keys() if process.get(key) != warm.get(key))
-            print(f"verdicts that differ: {len(differ)}")
+        for name in runs:
+            done = len(reports[name]["samples"])
+            print(f"{name}: {done} samples in {times[name]:.1f} s = {done / times[name]:.2f} samples/s "
+                  f"(pass@1 {reports[name]['metrics'].get('pass@1')}); peak memory of the warm processes "
+                  f"(PSS, all workers) {memory[name].peak / (1 << 30):.2f} GiB")
+        for slower in runs:
+            if slower != "warm":
+                print(f"warm / {slower}: {times[slower] / times['warm']:.2f}x")
+        for name in runs:
+            if name == "warm":
+                continue
+            before, after = verdicts(reports[name]), verdicts(reports["warm"])
+            differ = sorted(key for key in before.keys() | after.keys() if before.get(key) != after.get(key))
+            print(f"verdicts that differ between {name} and warm: {len(differ)}")
             for key in differ:
-                print(f"  {key[0]} sample {key[1]}: process {process.get(key)}, warm {warm.get(key)}")
+                print(f"  {key[0]} sample {key[1]}: {name} {before.get(key)}, warm {after.get(key)}")
         print(f"rerun from the store: {rerun:.1f} s, {quiet:.1f} s with --tb=no (without pytest's section for each "
               f"failed sample) ({stored})")
-        for executor in executors:
-            shares = ", ".join(f"{name} {share:.0%}" for name, share in phase_shares(reports[executor]).items())
-            print(f"{executor} phases: {shares}")
-        print(f"warm processes' peak memory (PSS, all workers): {memory.peak / (1 << 30):.2f} GiB")
+        for name in runs:
+            shares = ", ".join(f"{phase} {share:.0%}" for phase, share in phase_shares(reports[name]).items())
+            print(f"{name} phases: {shares}")
         slowest = sorted(reports["warm"]["samples"], key=lambda sample: -sample["duration"])
         print("slowest warm samples: " + ", ".join(
             f"{s['problem']}[{s['sample']}] {s['duration']:.1f} s {s['error_type'] or 'passed'}" for s in slowest[:8]))

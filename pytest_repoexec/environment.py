@@ -45,8 +45,14 @@ RUNTIME_DISTRIBUTIONS = ("pytest", "pytest-timeout", "coverage")
 # requirements install (an old plugin's pytest) would be the one imported. They are installed at the runtime's
 # versions instead, whatever the requirements pin (uv's overrides); part of the environment's key.
 _RUNNER_PINNED = "runner pinned to the runtime's versions"
+# What is installed comes with its bytecode: uv writes none by default, and every fresh interpreter then compiled
+# pytest and numpy from their sources again (half a second of numpy's import). Part of the environment's key.
+_COMPILED = "installed with bytecode"
 _FAR_FUTURE = "2999-12-31T00:00:00Z"
 _DOWNLOAD_LAYOUT = "sdist+wheel"  # what a PyPI source is made of; part of its cache key
+# A cached source is readable by every user: where the engine is root its samples run as nobody, and an sdist may
+# hold files only their owner reads (scrapy's, flutils'). Part of every source's key.
+_SOURCE_LAYOUT = "readable by all"
 _SKIPPED_FOLDERS = ("__pycache__", ".git", ".hg", ".tox", ".venv")  # neither copied nor hashed
 _IGNORED = shutil.ignore_patterns(*_SKIPPED_FOLDERS, "*.pyc")
 
@@ -125,7 +131,8 @@ class Environments:
         runtime = self._runtime()
         env_key = _digest(
             [source_key, *sorted(project.requirements), project.resolve_before or "", *sorted(project.resolve_exempt),
-             sys.executable, platform.python_version(), runtime.name, *([_RUNNER_PINNED] if project.requirements else [])]
+             sys.executable, platform.python_version(), runtime.name,
+             *([_RUNNER_PINNED, _COMPILED] if project.requirements else [])]
         )
         venv = self.cache / "venvs" / f"{project.name}-{env_key}"
         build_once(venv, lambda target: _make_virtualenv(project, target, runtime), self.cache)
@@ -177,12 +184,12 @@ def project_source_key(project: Project) -> str:
     source = project.source
     built = ["build_extensions"] if project.build_extensions else []
     if source.kind != "path":
-        return _digest([source.kind, source.location, source.rev or "", *built, _DOWNLOAD_LAYOUT])
+        return _digest([source.kind, source.location, source.rev or "", *built, _DOWNLOAD_LAYOUT, _SOURCE_LAYOUT])
     hasher = hashlib.sha256()
     root = Path(source.location)
     for path in sorted(_walk_files(root)):
         hasher.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes() + b"\0")
-    hasher.update("".join(built).encode())
+    hasher.update("".join(built).encode() + _SOURCE_LAYOUT.encode())
     return hasher.hexdigest()[:16]
 
 
@@ -203,6 +210,7 @@ def _materialise(project: Project, target: Path) -> None:
     if project.build_extensions:
         _run_tool([sys.executable, "setup.py", "--quiet", "build_ext", "--inplace"], "building C extensions", project,
                   cwd=target)
+    _readable_by_all(target)
     if not (target / project.import_root).is_dir():
         raise EnvironmentBuildError(
             f"project {project.name}: import_root {project.import_root!r} is not a folder of its source "
@@ -213,6 +221,18 @@ def _materialise(project: Project, target: Path) -> None:
     compileall.compile_dir(
         target, quiet=2, workers=1, invalidation_mode=py_compile.PycInvalidationMode.CHECKED_HASH
     )
+
+
+def _readable_by_all(root: Path) -> None:
+    """Every file of the tree readable, every folder listable, by anyone (links are left as they are)."""
+    for folder, dirs, files in os.walk(root):
+        for name, wanted in [*((d, 0o555) for d in dirs), *((f, 0o444) for f in files)]:
+            path = os.path.join(folder, name)
+            if not os.path.islink(path):
+                mode = os.stat(path).st_mode
+                if mode & wanted != wanted:
+                    os.chmod(path, mode | wanted)
+    os.chmod(root, os.stat(root).st_mode | 0o555)
 
 
 def _run_tool(command: list[str], what: str, project: Project, **kwargs) -> None:
@@ -329,7 +349,8 @@ def _install_requirements(project: Project, python: Path, runtime: Path) -> None
 
 def _install_command(project: Project, python: Path, overrides: Path, runner: tuple[str, ...]) -> list[str]:
     """uv resolves and installs; it can also resolve as of a date, which old releases need."""
-    command = [uv.find_uv_bin(), "pip", "install", "--quiet", "--python", str(python), "--overrides", str(overrides),
+    command = [uv.find_uv_bin(), "pip", "install", "--quiet", "--compile-bytecode", "--python", str(python),
+               "--overrides", str(overrides),
                "--requirements", str(overrides), *project.requirements]
     if project.resolve_before:
         command += ["--exclude-newer", f"{project.resolve_before}T23:59:59Z"]

@@ -27,6 +27,7 @@ from typing import Any, Protocol
 from . import syntax
 from .environment import ProjectEnv, StaleRuntimeError
 from .problem import Problem
+from .rewritten import TREE_MTIME, cache_path, rewritten_pyc
 from .cgroups import ProcessCgroup
 from .sandbox import (
     EXPECTED, HOME, SAMPLE, Bubblewrap, DataFolder, Limits, Sandbox, Tree, View, make_sandbox, python_home,
@@ -150,6 +151,13 @@ class SubprocessExecutor:
             if (env.source_root / test_path).exists():
                 raise ProblemLayoutError(f"{test_path} already exists in project {problem.project.name}'s source")
             files[test_path] = options.tests_source.encode("utf-8") if options.tests_source else problem.tests.read_bytes()
+            if isinstance(self.sandbox, Bubblewrap):  # at a path that every sample shares: compiled once
+                try:
+                    pyc = rewritten_pyc(files[test_path], str(_seen_root(env) / test_path))
+                except (SyntaxError, ValueError):
+                    pass  # the sample's pytest says what is wrong with the module
+                else:
+                    files[cache_path(test_path)] = pyc
             files[test_path.parent / CONFIG] = b"[pytest]\n"
         tree = sample_tree(env.source_root, files)
         masks = tuple((path, files[focal] if path.suffix == ".py" else b"") for path in reference_copies(env, focal))
@@ -178,8 +186,7 @@ class SubprocessExecutor:
         confined = isinstance(self.sandbox, Bubblewrap)
         limits = self.limits.overridden(problem.limits)
         if confined:  # the tree where the project's tests expect it: RepoExec's /package and /input/test-apps/NAME
-            workdir = Path(env.project.workdir or env.project.mount or SAMPLE)
-            root = Path(env.project.mount or workdir)
+            workdir, root = Path(env.project.workdir or env.project.mount or SAMPLE), _seen_root(env)
             home, tmp, seen_expected = Path(HOME), Path("/tmp"), Path(EXPECTED)
         else:
             workdir = root = scratch / "root"
@@ -224,6 +231,7 @@ class SubprocessExecutor:
             binds=tuple(dict.fromkeys((path, path) for path in binds)),
             workdir=workdir, tmpfs_bytes=limits.tmpfs, network=problem.network, masks=masks,
             data=DataFolder.read(seen_expected, options.expected or problem.expected), staging=scratch,
+            tree_mtime=TREE_MTIME,
         )
         environment = _BASE_ENVIRONMENT | {
             "HOME": str(home),
@@ -424,6 +432,11 @@ def watch(started: Started, pipes: Pipes, began: float, launch: Launch) -> Watch
     finally:
         pipes.close()
     return Watched(bytes(stream), output.decode("utf-8", "replace"), returncode, stopped, progress.marks)
+
+
+def _seen_root(env: ProjectEnv) -> Path:
+    """Where a confined sample sees its project's root (its tests' rootdir)."""
+    return Path(env.project.mount or env.project.workdir or SAMPLE)
 
 
 def _signal_of(returncode: int, confined: bool) -> int | None:

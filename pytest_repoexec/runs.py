@@ -17,7 +17,7 @@ from .shard import OPTION as SHARD_OPTION, Shard
 # Options that say where a job ran and wrote (or which shard it was), not what the run is: the shards of one run
 # may differ in them.
 PLACE_OPTIONS = ("repoexec_shard", "repoexec_report", "repoexec_html", "repoexec_cache", "repoexec_exit_zero",
-                 "repoexec_warm_processes", "repoexec_fresh")
+                 "repoexec_warm_processes", "repoexec_zygotes", "repoexec_fresh")
 
 
 @dataclass(frozen=True)

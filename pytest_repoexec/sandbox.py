@@ -124,6 +124,7 @@ class View:
     masks: tuple[tuple[Path, bytes], ...] = ()
     data: DataFolder | None = None
     staging: Path | None = None
+    tree_mtime: int | None = None  # the modification time of the tree's files (None: when they are written)
 
 
 SAMPLE_USER = 65534  # nobody: the host user a sample runs as where the engine is root (never root itself)
@@ -187,7 +188,7 @@ class Bubblewrap:
         for path, target in view.tree.links:
             args += ["--symlink", str(target), str(at / path)]
         for path, content in view.tree.files:  # read-only: the tests and the module stay as they were given
-            args += ["--ro-bind", staged.file(content), str(at / path)]
+            args += ["--ro-bind", staged.file(content, view.tree_mtime), str(at / path)]
         for alias in view.aliases:
             args += ["--symlink", str(at), str(alias)]
         args += ["--remount-ro", "/dev", "--chdir", str(view.workdir), "--", *argv]
@@ -206,9 +207,11 @@ class _Staging:
         self.count += 1
         return self.folder / f"staged-{self.count}"
 
-    def file(self, content: bytes) -> str:
+    def file(self, content: bytes, mtime: int | None = None) -> str:
         path = self._next()
         path.write_bytes(content)
+        if mtime is not None:
+            os.utime(path, (mtime, mtime))
         return str(path)
 
     def data(self, data: DataFolder) -> str:

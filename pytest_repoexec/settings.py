@@ -54,6 +54,9 @@ def add_options(parser: pytest.Parser) -> None:
                          "pytest and the project's dependencies once) or process (a fresh interpreter each)")
     group.addoption("--repoexec-warm-processes", type=int, default=4, metavar="N",
                     help="warm processes each worker keeps alive, the least recently used stopped first (default 4)")
+    group.addoption("--repoexec-zygotes", type=int, default=8, metavar="N",
+                    help="problem zygotes each warm process keeps alive (they hold the project's modules that the "
+                         "candidate cannot change), the least recently used stopped first; 0: none (default 8)")
     defaults = Limits()
     for name, kind in LIMIT_FIELDS.items():
         default = getattr(defaults, name)
@@ -118,6 +121,7 @@ class Settings:
     sandbox: str = "bwrap"
     executor: str = "warm"
     warm_processes: int = 4
+    zygotes: int = 8
     fresh: bool = False  # evaluate again what the result store holds
     decoy: bool = True  # a pass stands only if the sample fails the decoy of its tests (``decoy``)
     accept_no_process_limit: bool = False  # run where no mechanism bounds a sample's processes
@@ -144,6 +148,8 @@ class Settings:
             raise pytest.UsageError("--repoexec-mutants must be 0 or more")
         if option("repoexec_warm_processes") < 1:
             raise pytest.UsageError("--repoexec-warm-processes must be at least 1")
+        if option("repoexec_zygotes") < 0:
+            raise pytest.UsageError("--repoexec-zygotes must be 0 (none) or more")
         if option("repoexec_timeout_factor") < 0:
             raise pytest.UsageError("--repoexec-timeout-factor must be 0 (off) or more")
         for name in ("repoexec_timeout", "repoexec_sample_timeout", "repoexec_min_timeout"):
@@ -165,6 +171,7 @@ class Settings:
             sandbox=option("repoexec_sandbox"),
             executor=option("repoexec_executor"),
             warm_processes=option("repoexec_warm_processes"),
+            zygotes=option("repoexec_zygotes"),
             fresh=option("repoexec_fresh"),
             decoy=option("repoexec_decoy", "check") == "check",
             accept_no_process_limit=bool(option("repoexec_accept_no_process_limit", False)),
@@ -257,7 +264,8 @@ def make_executor(settings: Settings) -> SubprocessExecutor:
     try:
         if settings.executor == "warm":
             return WarmExecutor(settings.test_timeout, settings.sample_timeout, sandbox, settings.limits,
-                                keep=settings.warm_processes, accept_no_process_limit=settings.accept_no_process_limit)
+                                keep=settings.warm_processes, zygotes=settings.zygotes,
+                                accept_no_process_limit=settings.accept_no_process_limit)
         return SubprocessExecutor(settings.test_timeout, settings.sample_timeout, sandbox, settings.limits,
                                   accept_no_process_limit=settings.accept_no_process_limit)
     except ProcessLimitUnavailable as exc:

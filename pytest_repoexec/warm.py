@@ -7,16 +7,25 @@ its own namespaces, root and limits (``runtime/repoexec_warm.py`` says how). The
 arguments, environment, view, pipes and token as with ``SubprocessExecutor``, and the engine watches and
 judges it with the same code, so the verdicts are the same.
 
+Inside the sandbox, a problem's samples fork from a zygote of that problem instead: a child of the warm process
+that has also imported the project's own modules that do not import the focal module (so a sample imports only
+its module, what imports it, and its tests). The zygotes of a warm process are bounded too.
+
 The warm processes kept alive are bounded (least recently used out). One that cannot start, or that dies twice
-in a row, leaves its project to fresh processes, with a warning that names it.
+in a row, leaves its project to fresh processes, with a warning that names it. A problem whose zygote cannot
+start runs its samples from the warm process itself (the verdicts are the same; only the imports are paid again).
 """
 
 from __future__ import annotations
 
+import ast
 import base64
 import collections
 import contextlib
 import dataclasses
+import fnmatch
+import functools
+import hashlib
 import json
 import os
 import select
@@ -32,7 +41,7 @@ from typing import Any
 
 from .environment import ProjectEnv
 from .cgroups import OwnNamespace, ProcessCgroup
-from .executor import Launch, SubprocessExecutor, Pipes, Watched, watch, held
+from .executor import Launch, ProblemLayoutError, SubprocessExecutor, Pipes, Watched, module_file, watch, held
 from .problem import Problem
 from .runtime import repoexec_warm as zygote
 from .sandbox import (
@@ -43,6 +52,7 @@ from .sandbox import (
 START_TIMEOUT = 120.0  # seconds a warm process may take to import what it preloads
 _UNBOUNDED = 1 << 16  # a warm process's pids limit while it starts
 KILL_TIMEOUT = 10.0  # seconds a warm process may take to say that the sample it was told to kill has ended
+ZYGOTES = 8  # the problem zygotes a warm process keeps alive (least recently used out)
 _LOG_TAIL = 2000
 
 
@@ -63,9 +73,10 @@ class _Key:
 
 class WarmExecutor(SubprocessExecutor):
     def __init__(self, test_timeout: float, sample_timeout: float, sandbox: Sandbox | None = None,
-                 limits: Limits = Limits(), keep: int = 4, accept_no_process_limit: bool = False) -> None:
+                 limits: Limits = Limits(), keep: int = 4, zygotes: int = ZYGOTES,
+                 accept_no_process_limit: bool = False) -> None:
         super().__init__(test_timeout, sample_timeout, sandbox, limits, accept_no_process_limit)
-        self.keep = keep
+        self.keep, self.zygotes = keep, zygotes
         self.processes: collections.OrderedDict[_Key, WarmProcess] = collections.OrderedDict()
         self.cold: dict[_Key, str] = {}  # environments left to fresh processes, and why
 
@@ -77,14 +88,28 @@ class WarmExecutor(SubprocessExecutor):
             if request is None:
                 break
             try:
-                watched = process.run(request, launch, token)
-                first, process.start_time = process.start_time, 0.0
+                server = self._zygote(process, env, problem, launch, request)
+                watched = (server or process).run(request, launch, token)
+                first = process.start_time + (server.start_time if server else 0.0)
+                process.start_time = 0.0
+                if server:
+                    server.start_time = 0.0
                 return dataclasses.replace(watched, warm_start=first)
             except WarmProcessDied as exc:
                 self._stop(key)
                 if attempt == 2:
                     self._give_up(key, problem, f"it died twice in a row ({exc})")
         return super()._execute(env, problem, launch, token)
+
+    def _zygote(self, process: WarmProcess, env: ProjectEnv, problem: Problem, launch: Launch,
+                request: dict[str, Any]) -> _Zygote | None:
+        """The problem's zygote, where it has one: inside the sandbox (without it, a sample's paths are its own),
+        for a problem with a test module (a suite's conftest files import what they will) that imports some
+        of the project's modules."""
+        if not self.zygotes or not request["confined"] or problem.tests is None:
+            return None
+        made = _zygote_request(env, problem, launch, request)
+        return process.zygote(made, self.zygotes) if made["imports"] else None
 
     def close(self) -> None:
         while self.processes:
@@ -140,11 +165,77 @@ class WarmExecutor(SubprocessExecutor):
                      "scratch": list(SCRATCH),
                      **_tree(view.tree, view.tree_at),
                      "aliases": [[str(alias), str(view.tree_at)] for alias in view.aliases],
+                     "mtime": view.tree_mtime,
                      "masks": [[str(path), _b64(content)] for path, content in view.masks] if confined else [],
                      "data": None if data is None else {
                          "at": str(data.at), "size": DATA_TMPFS,
                          "files": [[str(path), _b64(content)] for path, content in data.files]}},
         }
+
+
+def _zygote_request(env: ProjectEnv, problem: Problem, launch: Launch, sample: dict[str, Any]) -> dict[str, Any]:
+    """What a problem's zygote builds and imports: the sample's view less the sample's own files (its module, its
+    tests, their configuration), with the copies of the reference shown empty and no expected values."""
+    focal = module_file(env.import_root, problem.module).relative_to(env.source_root)
+    workdir = Path(sample["workdir"])
+    base = focal.parent  # where pytest's default import mode puts the tests' package root on sys.path
+    while base != Path() and (env.source_root / base / "__init__.py").is_file():
+        base = base.parent
+    extra = [folder for folder in launch.environment.get("PYTHONPATH", "").split(os.pathsep) if folder]
+    view = dict(sample["view"], files=[], data=None, masks=[[path, ""] for path, _ in sample["view"]["masks"]])
+    return {"zygote": True, "view": view, "workdir": sample["workdir"], "environment": launch.environment,
+            "path": list(dict.fromkeys([str(workdir / base), str(workdir), *extra])), "focal": problem.module,
+            "imports": zygote_imports(env.import_root, env.source_root / focal, problem.module, problem.tests)}
+
+
+@functools.lru_cache(maxsize=1024)
+def zygote_imports(import_root: Path, focal: Path, module: str, tests: Path) -> tuple[str, ...]:
+    """The project modules that the focal module's top level and the tests' import, in that order (the module
+    around the candidate is the same for every sample, and a top-level import is not the reference's), less
+    the focal module and modules that pytest would rewrite as tests."""
+    package = module if focal.name == "__init__.py" else module.rpartition(".")[0]
+    kept = []
+    for name in dict.fromkeys([*imported_by(focal.read_text("utf-8"), package), *imported_by(tests.read_text("utf-8"))]):
+        if name == module or name.startswith(module + ".") or \
+                any(fnmatch.fnmatch(name.rpartition(".")[2] + ".py", pattern) for pattern in ("test_*", "*_test.py")):
+            continue
+        try:
+            module_file(import_root, name)
+        except ProblemLayoutError:
+            continue  # not a module of the project (a third-party one, which the warm process has, or a name)
+        kept.append(name)
+    return tuple(kept)
+
+
+def imported_by(source: str, package: str = "") -> list[str]:
+    """The modules a module's top level imports (relative ones resolved in ``package``), and the names its
+    ``from`` imports take, which may be modules too."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return []
+    names: list[str] = []
+    for node in _top_level(tree.body):
+        if isinstance(node, ast.Import):
+            names.extend(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            parent = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1] if package else []
+                parent = ".".join([*anchor, *([parent] if parent else [])])
+            names.extend([parent, *(f"{parent}.{alias.name}" for alias in node.names if alias.name != "*")]
+                         if parent else [])
+    return names
+
+
+def _top_level(body: list[ast.stmt]):
+    """The statements run when a module is imported, through ``if`` and ``try`` but not into functions."""
+    for node in body:
+        yield node
+        if isinstance(node, (ast.If, ast.Try)):
+            for block in (node.body, node.orelse, *(getattr(node, "finalbody", ()),),
+                          *(handler.body for handler in getattr(node, "handlers", ()))):
+                yield from _top_level(block)
 
 
 def _b64(content: bytes) -> str:
@@ -159,61 +250,14 @@ def _tree(tree: Tree, at: Path) -> dict[str, list]:
     }
 
 
-class WarmProcess:
-    """One warm process: started (inside the sandbox, keeping its capabilities in its own user namespace)
-    and ready once it has preloaded; then one sample at a time.
+class _Server:
+    """A process that runs our samples one at a time over a socket: a warm process, or a problem's zygote."""
 
-    Where the engine runs as root, the warm process lives in a pids cgroup of its own, whose limit is set
-    before each sample to what it holds then plus the sample's limit: its keeper and init take the places of
-    bubblewrap's two processes in a fresh sample's cgroup, so a sample may start as many processes either way.
-    (A cgroup per sample would cost a migration, about 10 ms, each time.)"""
-
-    def __init__(self, key: _Key, env: ProjectEnv, problem: Problem, sandbox: Sandbox,
-                 environment: dict[str, str], cgroups: ProcessCgroup | OwnNamespace | None) -> None:
+    def __init__(self, sock: socket.socket, cgroup: Any) -> None:
+        self.socket = sock
+        self.cgroup = cgroup
         self.exited: int | None = None
         self.start_time = 0.0  # seconds it took to start, until a sample has counted them
-        # what its sandbox shows (where the host has it), and so what a sample's view may bind
-        self.binds = (python_home(env.python), key.venv, *([env.runtime] if env.runtime else []), env.source_root)
-        self._resources = contextlib.ExitStack()
-        self.socket, inside = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-        self._resources.callback(self.socket.close)
-        scratch = Path(self._resources.enter_context(tempfile.TemporaryDirectory(prefix="repoexec-warm-")))
-        self.log = self._resources.enter_context(open(scratch / "log", "w+b"))
-        self.cgroup = self._resources.enter_context(cgroups.sample(_UNBOUNDED)) if cgroups else None
-        argv, fds, cwd = [str(env.python), "-m", "repoexec_warm", str(inside.fileno())], (), None
-        environment = dict(environment)
-        if isinstance(sandbox, Bubblewrap):
-            view = View(Tree((), (), ()), Path(zygote.NEW_ROOT), binds=tuple((path, path) for path in self.binds),
-                        workdir=Path(zygote.NEW_ROOT), tmpfs_bytes=64 << 20, network=key.network)
-            argv, fds = sandbox.wrap(view, argv, capabilities=True)
-        else:
-            cwd = scratch / "cwd"
-            cwd.mkdir()
-            environment.update(HOME=str(cwd), TMPDIR=str(cwd))
-        try:
-            self.process = subprocess.Popen(
-                self.cgroup.entering(argv) if self.cgroup else argv, cwd=cwd, env=environment,
-                stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log, start_new_session=True,
-                pass_fds=(inside.fileno(), *fds),
-            )
-        except OSError as exc:
-            self._resources.close()
-            raise WarmProcessDied(f"could not start: {exc}") from None
-        finally:
-            inside.close()
-            for fd in fds:
-                os.close(fd)
-        project_paths = [str(env.source_root), str(key.project_folder)]
-        try:
-            zygote.send(self.socket, {"modules": [problem.module], "import_root": str(env.import_root),
-                                      "source_root": str(env.source_root), "project_paths": project_paths})
-            answer = self._answer(START_TIMEOUT)
-        except (OSError, WarmProcessDied) as exc:
-            answer = {"error": str(exc)}
-        if "ready" not in answer:
-            why = f"could not start: {answer.get('error')}{self._log_tail()}"
-            self.close()
-            raise WarmProcessDied(why)
 
     def run(self, request: dict[str, Any], launch: Launch, token: str) -> Watched:
         began = time.monotonic()
@@ -251,19 +295,132 @@ class WarmProcess:
         return self.exited
 
     def _answer(self, timeout: float) -> dict[str, Any]:
+        message, fds = self._receive(timeout)
+        for fd in fds:
+            os.close(fd)
+        return message
+
+    def _receive(self, timeout: float) -> tuple[dict[str, Any], list[int]]:
         if not select.select([self.socket], [], [], timeout)[0]:
             raise WarmProcessDied(f"no answer in {timeout:.0f} s")
         try:
             message, fds = zygote.receive(self.socket)
         except OSError as exc:
             raise WarmProcessDied(f"it ended ({exc})") from None
-        for fd in fds:
-            os.close(fd)
         if message is None:
-            raise WarmProcessDied(f"it ended (status {self.process.poll()})")
-        return message
+            raise WarmProcessDied(f"it ended{self._status()}")
+        return message, fds
+
+    def _status(self) -> str:
+        return ""
+
+
+class _Zygote(_Server):
+    """A problem's zygote in a warm process (``runtime/repoexec_warm.py`` says what it holds)."""
+
+    modules: list[str] = []  # the project's modules it imported
 
     def close(self) -> None:
+        self.socket.close()  # it ends when its socket does, and the warm process collects it
+
+
+class WarmProcess(_Server):
+    """One warm process: started (inside the sandbox, keeping its capabilities in its own user namespace)
+    and ready once it has preloaded; then one sample at a time.
+
+    Where the engine runs as root, the warm process lives in a pids cgroup of its own, whose limit is set
+    before each sample to what it holds then plus the sample's limit: its keeper and init take the places of
+    bubblewrap's two processes in a fresh sample's cgroup, so a sample may start as many processes either way.
+    (A cgroup per sample would cost a migration, about 10 ms, each time.)"""
+
+    def __init__(self, key: _Key, env: ProjectEnv, problem: Problem, sandbox: Sandbox,
+                 environment: dict[str, str], cgroups: ProcessCgroup | OwnNamespace | None) -> None:
+        self.zygotes: collections.OrderedDict[str, _Zygote] = collections.OrderedDict()
+        self.barren: dict[str, str] = {}  # problems whose zygote could not start, and why
+        # what its sandbox shows (where the host has it), and so what a sample's view may bind
+        self.binds = (python_home(env.python), key.venv, *([env.runtime] if env.runtime else []), env.source_root)
+        self._resources = contextlib.ExitStack()
+        ours, inside = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        self._resources.callback(ours.close)
+        scratch = Path(self._resources.enter_context(tempfile.TemporaryDirectory(prefix="repoexec-warm-")))
+        self.log = self._resources.enter_context(open(scratch / "log", "w+b"))
+        super().__init__(ours, self._resources.enter_context(cgroups.sample(_UNBOUNDED)) if cgroups else None)
+        argv, fds, cwd = [str(env.python), "-m", "repoexec_warm", str(inside.fileno())], (), None
+        environment = dict(environment)
+        if isinstance(sandbox, Bubblewrap):
+            view = View(Tree((), (), ()), Path(zygote.NEW_ROOT), binds=tuple((path, path) for path in self.binds),
+                        workdir=Path(zygote.NEW_ROOT), tmpfs_bytes=64 << 20, network=key.network)
+            argv, fds = sandbox.wrap(view, argv, capabilities=True)
+        else:
+            cwd = scratch / "cwd"
+            cwd.mkdir()
+            environment.update(HOME=str(cwd), TMPDIR=str(cwd))
+        try:
+            self.process = subprocess.Popen(
+                self.cgroup.entering(argv) if self.cgroup else argv, cwd=cwd, env=environment,
+                stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log, start_new_session=True,
+                pass_fds=(inside.fileno(), *fds),
+            )
+        except OSError as exc:
+            self._resources.close()
+            raise WarmProcessDied(f"could not start: {exc}") from None
+        finally:
+            inside.close()
+            for fd in fds:
+                os.close(fd)
+        project_paths = [str(env.source_root), str(key.project_folder)]
+        try:
+            # what the focal module and the tests import: the preloading child keeps the third-party part
+            modules = [problem.module, *(imported_by(problem.tests.read_text("utf-8")) if problem.tests else [])]
+            zygote.send(self.socket, {"modules": modules, "import_root": str(env.import_root),
+                                      "source_root": str(env.source_root), "project_paths": project_paths})
+            answer = self._answer(START_TIMEOUT)
+        except (OSError, WarmProcessDied) as exc:
+            answer = {"error": str(exc)}
+        if "ready" not in answer:
+            why = f"could not start: {answer.get('error')}{self._log_tail()}"
+            self.close()
+            raise WarmProcessDied(why)
+
+    def zygote(self, request: dict[str, Any], keep: int) -> _Zygote | None:
+        """The zygote for a problem's request, started if need be (``keep`` alive at most); None where it could
+        not start."""
+        key = hashlib.sha256(json.dumps(request, sort_keys=True).encode("utf-8")).hexdigest()
+        if key in self.zygotes:
+            self.zygotes.move_to_end(key)
+            return self.zygotes[key]
+        if key in self.barren:
+            return None
+        started = time.monotonic()
+        payload = os.memfd_create("repoexec-zygote")  # read by the zygote alone
+        try:
+            os.write(payload, json.dumps(request).encode("utf-8"))
+            os.lseek(payload, 0, os.SEEK_SET)
+            zygote.send(self.socket, {"op": "zygote"}, (payload,))
+        except OSError as exc:
+            raise WarmProcessDied(f"it stopped taking zygotes: {exc}") from None
+        finally:
+            os.close(payload)
+        _, fds = self._receive(START_TIMEOUT)
+        made = _Zygote(socket.socket(fileno=fds[0]), self.cgroup)
+        try:
+            answer = made._answer(START_TIMEOUT)
+        except WarmProcessDied as exc:
+            answer = {"error": str(exc)}
+        if "ready" not in answer:
+            made.close()
+            self.barren[key] = answer.get("error", "")
+            return None
+        made.start_time = time.monotonic() - started
+        made.modules = answer["ready"]
+        self.zygotes[key] = made
+        while len(self.zygotes) > keep:
+            self.zygotes.popitem(last=False)[1].close()
+        return made
+
+    def close(self) -> None:
+        while self.zygotes:
+            self.zygotes.popitem()[1].close()
         self.socket.close()  # the warm process ends when its socket does
         try:
             self.process.wait(timeout=5)
@@ -271,6 +428,9 @@ class WarmProcess:
             os.killpg(self.process.pid, signal.SIGKILL)
             self.process.wait()
         self._resources.close()
+
+    def _status(self) -> str:
+        return f" (status {self.process.poll()})"
 
     def _log_tail(self) -> str:
         self.log.flush()
@@ -282,7 +442,7 @@ class WarmProcess:
 class _Sample:
     """The sample a warm process runs, as ``watch`` polls, waits for and kills it."""
 
-    def __init__(self, process: WarmProcess) -> None:
+    def __init__(self, process: _Server) -> None:
         self.process = process
 
     def poll(self) -> int | None:

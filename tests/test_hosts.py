@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -115,3 +116,17 @@ def test_setup_names_the_user_the_cgroups_and_each_limits_mechanism():
     assert any(line.startswith(f"repoexec setup: user ") and f"(uid {os.geteuid()}" in line for line in lines)
     assert any("cgroups: " + cgroups.cgroup_version() in line for line in lines)
     assert f"repoexec setup: processes: {cgroups.ProcessCgroup.find().mechanism}" in lines
+
+
+@pytest.mark.skipif(os.uname().machine != "x86_64", reason="platform: the container profile is written for x86_64")
+def test_in_a_container_that_refuses_namespaces_the_run_stops_naming_the_container_and_the_ways_out(
+        mini, pytester, repoexec_cache):
+    profile = Path(__file__).with_name("container_profile.py")
+    done = subprocess.run(
+        [sys.executable, str(profile), sys.executable, "-m", "pytest", str(mini), f"--repoexec-cache={repoexec_cache}",
+         "-p", "no:cacheprovider"],
+        capture_output=True, text=True, cwd=pytester.path, env={**os.environ, "container": "docker"}, timeout=300)
+    assert done.returncode == pytest.ExitCode.USAGE_ERROR, done.stdout[-2000:] + done.stderr[-2000:]
+    assert "--repoexec-sandbox=bwrap: bubblewrap cannot create its namespaces in this container" in done.stderr
+    assert "--security-opt seccomp=unconfined" in done.stderr and "--repoexec-sandbox=none" in done.stderr
+    assert "passed" not in done.stdout

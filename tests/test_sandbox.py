@@ -167,3 +167,11 @@ def test_a_project_seen_at_two_places_runs_with_both_executors(mini, run_repoexe
     manifest.write_text('mount = "/input/test-apps/mini"\nworkdir = "/package"\n' + manifest.read_text())
     result, report = run_repoexec(str(mini), f"--repoexec-executor={executor}", "--repoexec-fresh")
     assert report is not None and [s["passed"] for s in report["samples"]] == [True, True], result.stdout.str()[-3000:]
+
+
+def test_a_source_file_only_its_owner_may_read_is_read_by_the_samples(mini, run_repoexec):
+    # sdists may ship such files (scrapy's, flutils'); where the engine is root, samples run as another user
+    (mini / "repo" / "mini" / "util.py").chmod(0o600)
+    (mini / "repo" / "mini").chmod(0o700)
+    result, report = run_repoexec(str(mini), "--repoexec-fresh")
+    assert report is not None and [s["passed"] for s in report["samples"]] == [True, True], result.stdout.str()[-3000:]

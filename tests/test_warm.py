@@ -136,6 +136,31 @@ def test_warm_processes_are_bounded_least_recently_used_out(two_projects):
     assert not executor.processes
 
 
+def test_a_problems_samples_fork_from_a_zygote_that_never_imports_the_reference(pytester, repoexec_cache):
+    project = write_mini_project(pytester.path)
+    # a module of the project that imports the focal module, and tests that reach the function through it: were
+    # it imported before the sample's own module is in place, the tests would call the reference
+    (project / "repo" / "mini" / "api.py").write_text("from .core import scaled\n")
+    (project / "scaled" / "test_scaled.py").write_text(
+        (project / "scaled" / "test_scaled.py").read_text().replace("from .core import scaled", "from .api import scaled"))
+    problem = ProblemLoader().load(project / "scaled" / "problem.toml")
+    env = Environments(repoexec_cache).get(problem.project)
+    reference = module_file(env.import_root, problem.module).read_text()
+    wrong = reference.replace("return clamp(value * SCALE, 0, 100)", "return value")
+    executor = WarmExecutor(test_timeout=5, sample_timeout=60, sandbox=make_sandbox("bwrap"))
+    try:
+        runs = [executor.run(env, problem, source) for source in (wrong, reference, wrong)]
+        (warm,) = executor.processes.values()
+        (made,) = warm.zygotes.values()
+    finally:
+        executor.close()
+    assert [sorted({test.outcome for test in run.tests}) for run in runs] == [
+        ["failed"], ["passed"], ["failed"]], runs
+    assert made.modules == ["mini.util"]  # what the focal module imports; not mini.api, which imports it
+    assert not warm.barren
+    assert ["warm start" in run.phases for run in runs] == [True, False, False]
+
+
 def test_a_warm_process_that_dies_is_restarted_and_the_sample_retried(two_projects):
     executor = WarmExecutor(test_timeout=5, sample_timeout=60, sandbox=make_sandbox("bwrap"))
     try:

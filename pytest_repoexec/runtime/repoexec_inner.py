@@ -391,6 +391,14 @@ def _parse_each_source_once():
     source_module.get_statement_startend2 = get_statement_startend2
 
 
+def _rewritten(path):
+    """Where pytest keeps a test module's rewritten code (which the engine may have put there)."""
+    from _pytest.assertion.rewrite import PYC_TAIL
+
+    folder, name = os.path.split(path)
+    return os.path.join(folder, "__pycache__", name[:-3] + PYC_TAIL)
+
+
 def pytest_configure(config):
     global _RECORDER
     token_fd = config.getoption("--repoexec-token-fd")
@@ -412,6 +420,7 @@ def pytest_configure(config):
         lines = config.getoption("--repoexec-candidate-lines")
         first, _, last = lines.partition("-")
         protected = [argument.partition("::")[0] for argument in config.args]  # the tests' files
+        protected += [_rewritten(path) for path in protected if path.endswith(".py")]  # and their rewritten code
         protected += [os.environ["REPOEXEC_EXPECTED"]] if os.environ.get("REPOEXEC_EXPECTED") else []
         _RECORDER.watch = CandidateWatch(focal, (int(first), int(last)) if lines else None, protected)
         _RECORDER.watch.install()

@@ -14,8 +14,16 @@ forked from. Each sample gets, as with a fresh bubblewrap:
                                                ``pytest.console_main()`` with the sample's arguments
 
 The keeper and the init die with their parent (``PR_SET_PDEATHSIG``), and every process of a PID namespace
-dies with its init, so killing the keeper ends the whole sample. The test process writes the same records
-through the same inner plugin as a fresh ``python -m pytest``; the engine reads them and judges alike.
+dies with its init, so killing the keeper ends the whole sample.
+
+A problem's samples may instead fork from a zygote of that problem, which the warm process forks once: it builds
+the problem's root (the sample's, less the sample's files: its module, its tests, its expected values), pivots
+into it, and imports the project's modules that the candidate cannot change (those that do not import the focal
+module), at the paths a sample sees them. The focal module itself is refused there, so nothing of the
+reference is imported; a module that asks for it is left to the samples. Its samples are run as above, with
+their roots built inside the zygote's, so that each sample still gets a root, a /tmp and a HOME of its own.
+
+The test process writes the same records through the same inner plugin as a fresh ``python -m pytest``; the engine reads them and judges alike.
 
 Talks to the engine over one Unix socket: length-prefixed JSON messages, a sample's pipes and the descriptor
 of its request passed along (SCM_RIGHTS). Runs under the project's interpreter: standard library and pytest only.
@@ -33,6 +41,7 @@ import signal
 import socket
 import struct
 import sys
+import threading
 import time
 import traceback
 
@@ -158,7 +167,8 @@ def _exit_status(status):
 # --- one sample ------------------------------------------------------------------------------------------
 
 def _build_root(request):
-    """The sample's root under NEW_ROOT, as bubblewrap builds it for a fresh process, then pivot into it."""
+    """The sample's root under NEW_ROOT, as bubblewrap builds it for a fresh process, then pivot into it (a
+    zygote's root holds the places where its samples' roots are built in turn)."""
     view = request["view"]
     _mount(None, "/", None, _REC | _PRIVATE)
     os.makedirs(_STAGING, exist_ok=True)
@@ -211,11 +221,16 @@ def _build_root(request):
     for path, content in view["files"]:  # read-only, as the engine gave them
         with open(inside(path), "wb") as handle:
             handle.write(base64.b64decode(content))
+        if view.get("mtime") is not None:  # the time a pyc of the tests' module names
+            os.utime(inside(path), (view["mtime"], view["mtime"]))
         _mount(inside(path), inside(path), None, _BIND)
         _mount(None, inside(path), None, _BIND | _REMOUNT | _RDONLY | _NOSUID | _NODEV)
     for alias, target in view["aliases"]:
         os.makedirs(os.path.dirname(inside(alias)), exist_ok=True)
         os.symlink(target, inside(alias))
+    if request.get("zygote"):
+        for folder in (NEW_ROOT, _STAGING):
+            os.makedirs(inside(folder), exist_ok=True)
     os.chdir(NEW_ROOT)
     _check(_LIBC.syscall(_SYS_PIVOT_ROOT, b".", b"."), "pivot_root")  # the old root stacked under the new
     _check(_LIBC.umount2(b".", _DETACH), "umount the old root")
@@ -294,6 +309,8 @@ def _test_process(request, fds):
     """C: made ready to run the sample's pytest as ``python -m pytest ARGS`` would in a fresh process (``main``
     runs it, at the top level, so that the interpreter ends as a fresh one would)."""
     output, results, token = fds
+    if _REFUSED in sys.meta_path:  # forked from a zygote: the sample's own module is there to import
+        sys.meta_path.remove(_REFUSED)
     if request["confined"]:  # without a sandbox it stays in the keeper's process group, which is killed whole
         os.setsid()
         _drop_capabilities(request["user"])
@@ -323,11 +340,102 @@ def _test_process(request, fds):
     gc.enable()
 
 
+# --- a problem's zygote ----------------------------------------------------------------------------------
+
+class _Refusal:
+    """A meta path finder that refuses the focal module and its submodules, counting each time it is asked."""
+
+    def __init__(self, name):
+        self.name = name
+        self.asked = 0
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname == self.name or fullname.startswith(self.name + "."):
+            self.asked += 1
+            raise ImportError(f"{fullname} is the focal module: a zygote does not import it", name=fullname)
+        return None
+
+
+_REFUSED = _Refusal("")  # replaced in a zygote; its samples take it out of sys.meta_path
+
+
+def _importable_prefix(names):
+    """The longest prefix of ``names`` whose imports succeed without asking for the focal module, found in
+    children (an import that fails, or that asked for the focal module and got over the refusal, leaves state
+    that a sample's fresh import would not have): each round drops the first name that did not import."""
+    names = list(names)
+    for _ in range(8):
+        read, write = os.pipe()
+        child = os.fork()
+        if child == 0:
+            os.close(read)
+            failed = len(names)
+            for index, name in enumerate(names):
+                asked = _REFUSED.asked
+                try:
+                    importlib.import_module(name)
+                except BaseException:
+                    failed = index
+                    break
+                if _REFUSED.asked != asked:
+                    failed = index
+                    break
+            os.write(write, str(failed).encode())
+            os._exit(0)
+        os.close(write)
+        failed = int(_read_all(read) or b"0")
+        os.waitpid(child, 0)
+        if failed == len(names):
+            return names
+        names = names[:failed] + names[failed + 1:]
+    return names[:failed]
+
+
+def _zygote(fds, parent):
+    """A problem's zygote (see the module's docstring); returns True in a sample's test process, as ``_serve``
+    does, and ends when the engine closes its socket."""
+    global _REFUSED
+    _die_with_parent(parent)
+    own, payload = fds
+    request = json.loads(_read_all(payload).decode("utf-8"))
+    control = socket.socket(fileno=own)
+    try:
+        _check(_LIBC.unshare(_NEWNS), "unshare")
+        _build_root(request)
+        os.chdir(request["workdir"])
+        os.environ.clear()
+        os.environ.update(request["environment"], PWD=request["workdir"])
+        time.tzset()
+        kept = list(sys.path)
+        sys.path[:] = [*request["path"], *sys.path[1:]]  # as pytest will have it when the tests import
+        sys.path_importer_cache.clear()
+        importlib.invalidate_caches()
+        _REFUSED = _Refusal(request["focal"])
+        sys.meta_path.insert(0, _REFUSED)
+        names = _importable_prefix(request["imports"])
+        for name in names:
+            importlib.import_module(name)
+        if _REFUSED.asked:
+            raise RuntimeError("an import asked for the focal module where a trial's did not")
+        if threading.active_count() > 1:  # a fork keeps only the thread that forks: samples would lack it
+            raise RuntimeError("an import started a thread")
+        sys.path[:] = kept  # a sample's test process sets it as a fresh process has it
+    except BaseException as exc:
+        send(control, {"error": f"{type(exc).__name__}: {exc}"})
+        os._exit(1)
+    gc.collect()
+    gc.freeze()
+    send(control, {"ready": names})
+    if _serve(control):
+        return True
+    os._exit(0)
+
+
 # --- the warm process ------------------------------------------------------------------------------------
 
 def _preload(config):
     """pytest and the plugins the test process names with ``-p`` (they have no assertions for pytest to
-    rewrite), then the third-party and standard modules that the project's focal modules import, found by
+    rewrite), then the third-party and standard modules that a focal module and its tests import, found by
     importing those in a child (the project's own modules stay out of this process)."""
     import pytest  # noqa: F401
     import pytest_timeout  # noqa: F401
@@ -391,7 +499,26 @@ def _serve(control):
         message, fds = receive(control)
         if message is None:
             return False
+        _reap()
         if message.get("op") == "kill":  # for a sample that ended before it came
+            continue
+        if message.get("op") == "zygote":  # its request comes as a descriptor that only the zygote reads
+            ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+            child = os.fork()
+            if child == 0:
+                control.close()
+                theirs.close()
+                try:
+                    if _zygote((ours.detach(), *fds), me):
+                        return True
+                except BaseException:
+                    traceback.print_exc()
+                os._exit(126)
+            ours.close()
+            for fd in fds:
+                os.close(fd)
+            send(control, {"zygote": child}, (theirs.fileno(),))
+            theirs.close()
             continue
         keeper = os.fork()
         if keeper == 0:
@@ -421,6 +548,17 @@ def _serve(control):
                 return False
 
 
+def _reap():
+    """Collect the zygotes that have ended (the keeper of a sample is waited for by name)."""
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+
+
 def main():
     control = socket.socket(fileno=int(sys.argv[1]))
     config, _ = receive(control)
@@ -438,7 +576,6 @@ def main():
     if not _serve(control):
         return 0
     import atexit
-    import threading
 
     import pytest
 

@@ -1,0 +1,37 @@
+"""The tests' module as pytest's assertion rewriting makes it, compiled once by the engine.
+
+A sample's pytest rewrites the asserts of its test module before it runs it: for RepoExec's modules of hundreds
+of asserts on large literals that took a quarter to half a second of every sample. The engine makes the same
+code once per test source and shows it to each sample where pytest's own cache would hold it
+(``__pycache__/NAME.<tag>-pytest-<version>.pyc`` beside the module), with the module's time and size in its
+header; the sample's pytest loads it instead of rewriting. The real and the decoy runs each get theirs, made
+the same way, and a pytest of another version (another tag) simply rewrites as before.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import importlib.util
+import marshal
+from pathlib import PurePosixPath
+
+from _pytest.assertion.rewrite import PYC_TAIL, rewrite_asserts
+
+TREE_MTIME = 0  # the modification time of every file of a sample's tree, which the pyc's header names
+
+
+def cache_path(test: PurePosixPath) -> PurePosixPath:
+    """Where pytest looks for the rewritten code of the test module ``test``."""
+    return test.parent / "__pycache__" / f"{test.stem}{PYC_TAIL}"
+
+
+@functools.lru_cache(maxsize=32)
+def rewritten_pyc(source: bytes, filename: str) -> bytes:
+    """The pyc pytest would write for ``source`` imported from ``filename`` (as the sample sees it: the code's
+    file name is part of what is compiled)."""
+    tree = ast.parse(source, filename=filename)
+    rewrite_asserts(tree, source, filename, None)
+    code = compile(tree, filename, "exec", dont_inherit=True)
+    header = importlib.util.MAGIC_NUMBER + bytes(4) + TREE_MTIME.to_bytes(4, "little")
+    return header + (len(source) & 0xFFFFFFFF).to_bytes(4, "little") + marshal.dumps(code)
