@@ -17,7 +17,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from .build.command import register as register_build
+from .builder.command import register as register_build
 from .document import percent, write_text
 from .paraphrase.command import register as register_paraphrase
 from .importer.convert import load_pins, write_project

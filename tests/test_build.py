@@ -14,13 +14,13 @@ import pytest
 
 from build_repo import write_build_repo
 from pytest_repoexec import syntax
-from pytest_repoexec.build import BuildError
-from pytest_repoexec.build.context import Modules, full_context
-from pytest_repoexec.build.functions import Options, pick
-from pytest_repoexec.build.pipeline import BuildOptions, build
-from pytest_repoexec.build.requirements import declared_dependencies, requirement_files, extras_for_tests
-from pytest_repoexec.build.sources import Source, copy_tree, parse_source
-from pytest_repoexec.build.suite import SuiteRun, SuiteSettings, suite_for
+from pytest_repoexec.builder import BuildError
+from pytest_repoexec.builder.context import Modules, full_context
+from pytest_repoexec.builder.functions import Options, pick
+from pytest_repoexec.builder.pipeline import BuildOptions, build
+from pytest_repoexec.builder.requirements import declared_dependencies, requirement_files, extras_for_tests
+from pytest_repoexec.builder.sources import Source, copy_tree, parse_source
+from pytest_repoexec.builder.suite import SuiteRun, SuiteSettings, suite_for
 from pytest_repoexec.cli import main
 
 if sys.version_info >= (3, 11):

@@ -13,11 +13,11 @@ import pytest
 
 from generators.standalone import ModelOptions
 from loopback import LoopbackServer, prompt_of
-from pytest_repoexec.build import BuildError
-from pytest_repoexec.build.classes import ClassOptions, pick_classes, suite_reason
-from pytest_repoexec.build.describe import docstring_descriptions
-from pytest_repoexec.build.pipeline import BuildOptions, build
-from pytest_repoexec.build.suite import SuiteRun
+from pytest_repoexec.builder import BuildError
+from pytest_repoexec.builder.classes import ClassOptions, pick_classes, suite_reason
+from pytest_repoexec.builder.describe import docstring_descriptions
+from pytest_repoexec.builder.pipeline import BuildOptions, build
+from pytest_repoexec.builder.suite import SuiteRun
 from pytest_repoexec.problem import load_problem
 
 if sys.version_info >= (3, 11):

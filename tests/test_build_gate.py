@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from mini_project import write_mini_project
-from pytest_repoexec.build.admit import run_gate, set_rejected_aside
+from pytest_repoexec.builder.admit import run_gate, set_rejected_aside
 from pytest_repoexec.cli import main
 
 if sys.version_info >= (3, 11):

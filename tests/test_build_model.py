@@ -15,12 +15,12 @@ from generators.model import Sampling
 from generators.standalone import ModelOptions, ask, model_generator
 from build_repo import write_build_repo
 from loopback import LoopbackServer, prompt_of
-from pytest_repoexec.build import BuildError
-from pytest_repoexec.build.functions import Function
-from pytest_repoexec.build.harvest import extend, harvest, new_module
-from pytest_repoexec.build.modeltests import NO_TEST, ModelTestSettings
-from pytest_repoexec.build.pipeline import BuildOptions, build
-from pytest_repoexec.build.testprompts import coverage_prompt, initial_prompt
+from pytest_repoexec.builder import BuildError
+from pytest_repoexec.builder.functions import Function
+from pytest_repoexec.builder.harvest import extend, harvest, new_module
+from pytest_repoexec.builder.modeltests import NO_TEST, ModelTestSettings
+from pytest_repoexec.builder.pipeline import BuildOptions, build
+from pytest_repoexec.builder.testprompts import coverage_prompt, initial_prompt
 from pytest_repoexec.cli import main
 from pytest_repoexec.generation import GenerationError
 from pytest_repoexec.postprocess import STOP_SEQUENCES

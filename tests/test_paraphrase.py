@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_repoexec.build.classes import ClassOptions
-from pytest_repoexec.build.pipeline import BuildOptions, build
+from pytest_repoexec.builder.classes import ClassOptions
+from pytest_repoexec.builder.pipeline import BuildOptions, build
 from pytest_repoexec.paraphrase import ParaphraseError
 from pytest_repoexec.paraphrase.index import Index
 from pytest_repoexec.paraphrase.manifest import benchmark_names, rewrite_manifest

@@ -22,10 +22,10 @@ from typing import Any
 
 import tomli_w
 
-from ..build.classes import Klass
-from ..build.context import Modules, full_context, module_classes
-from ..build.pipeline import put_in_place
-from ..build.requirements import declared_dependencies, requirement_files
+from ..builder.classes import Klass
+from ..builder.context import Modules, full_context, module_classes
+from ..builder.pipeline import put_in_place
+from ..builder.requirements import declared_dependencies, requirement_files
 from ..paraphrase.index import Index
 from ..problem import PROBLEM_MANIFEST, PROJECT_MANIFEST
 from ..syntax import definition_text, node_text, parse, walk

@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from ..build.admit import add_gate_arguments
+from ..builder.admit import add_gate_arguments
 from ..environment import default_cache_dir
 from . import ParaphraseError
 from .project import REPORT, ParaphraseOptions, paraphrase

@@ -20,10 +20,10 @@ import tomli_w
 
 from ..environment import EnvironmentBuildError, Environments
 from ..problem import PROBLEM_MANIFEST, PROJECT_MANIFEST, ManifestError, load_project
-from ..build import BuildError
-from ..build.admit import REJECTED, run_gate, set_rejected_aside
-from ..build.pipeline import put_in_place
-from ..build.sources import Source, copy_tree
+from ..builder import BuildError
+from ..builder.admit import REJECTED, run_gate, set_rejected_aside
+from ..builder.pipeline import put_in_place
+from ..builder.sources import Source, copy_tree
 from . import ParaphraseError
 from .index import ClassKey, Index, identifiers
 from .manifest import benchmark_names, rewrite_manifest

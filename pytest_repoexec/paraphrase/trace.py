@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from ..build import BuildError
-from ..build.suite import SuiteSettings, run_plugin
+from ..builder import BuildError
+from ..builder.suite import SuiteSettings, run_plugin
 from ..environment import EnvironmentBuildError, Environments
 from ..problem import ManifestError, load_project
 from ..sandbox import SandboxUnavailable, make_sandbox
