@@ -312,7 +312,8 @@ def probe() -> str | None:
 def user_namespaces_refused(error: str) -> bool:
     """Whether bubblewrap's error is the kernel (or a seccomp profile) refusing it namespaces."""
     return any(sign in error for sign in ("Operation not permitted", "No space left on device",
-                                          "Permission denied", "Creating new namespace failed"))
+                                          "Permission denied", "Creating new namespace failed",
+                                          "No permissions to create new namespace"))
 
 
 def in_container() -> bool:

@@ -371,7 +371,8 @@ _EQUAL = [
         ("eq_make_dataclass", CAUGHT, r'''
         import dataclasses
         Slug = dataclasses.make_dataclass("Slug", [], bases=(str,), init=False, repr=False, eq=False,
-                                          namespace={"__eq__": lambda self, other: True, "__hash__": str.__hash__})
+                                          namespace={"__doc__": "A slug.",  # else Python 3.11.2 looks for str's signature
+                                                     "__eq__": lambda self, other: True, "__hash__": str.__hash__})
         return Slug(answer)
         ''', "dataclasses.make_dataclass builds the class through types.new_class"),
     ),
