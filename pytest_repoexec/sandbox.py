@@ -17,6 +17,7 @@ from __future__ import annotations
 import atexit
 import functools
 import os
+import pwd
 import shutil
 import stat
 import subprocess
@@ -256,7 +257,26 @@ def _etc() -> Path:
         elif source.is_dir():
             shutil.copytree(source, folder / name, symlinks=True,
                             ignore=lambda at, names: [n for n in names if not _readable(Path(at, n))])
+    _sample_entries(folder)
     return folder
+
+
+def _sample_entries(etc: Path) -> None:
+    """The sample's user first in the sample's passwd and group files, with ``HOME`` as its home, as the tests see
+    it. Where the engine is root, the sample user is named ``root``: RepoExec's tests ran as root in a container,
+    and some compare the user's name or home with it (getpass.getuser(), pwd, ``~``); its host id stays the
+    sample user's. Otherwise the engine's user keeps its name."""
+    uid, gid = (SAMPLE_USER, SAMPLE_USER) if sample_user() is not None else (os.getuid(), os.getgid())
+    try:
+        name = "root" if sample_user() is not None else pwd.getpwuid(uid).pw_name
+    except KeyError:
+        name = f"user{uid}"
+    for file, entry, field in (("passwd", f"{name}:x:{uid}:{gid}:{name}:{HOME}:/bin/sh\n", str(uid)),
+                               ("group", f"{name}:x:{gid}:\n", str(gid))):
+        path = etc / file
+        kept = path.read_text().splitlines(keepends=True) if path.is_file() and not path.is_symlink() else []
+        path.unlink(missing_ok=True)
+        path.write_text(entry + "".join(line for line in kept if line.split(":")[2:3] != [field]))
 
 
 def _readable(path: Path) -> bool:

@@ -5,6 +5,7 @@ stopped, and a process limit never counts processes the sample did not start."""
 from __future__ import annotations
 
 import os
+import pwd
 import subprocess
 import sys
 from pathlib import Path
@@ -130,3 +131,28 @@ def test_in_a_container_that_refuses_namespaces_the_run_stops_naming_the_contain
     assert "--repoexec-sandbox=bwrap: bubblewrap cannot create its namespaces in this container" in done.stderr
     assert "--security-opt seccomp=unconfined" in done.stderr and "--repoexec-sandbox=none" in done.stderr
     assert "passed" not in done.stdout
+
+
+ROOT_NAMED = '''\
+def scaled(value):
+    """Scale a value and clamp it to [0, 100]."""
+    import getpass, grp, os, pwd
+    from pathlib import Path
+    me = pwd.getpwuid(os.getuid())
+    seen = (getpass.getuser(), me.pw_name, Path.home().owner(), grp.getgrnam(me.pw_name).gr_gid == me.pw_gid,
+            me.pw_dir == os.path.expanduser("~"))
+    return clamp(value * SCALE, 0, 100) if seen == (WANTED, WANTED, WANTED, True, True) else -1
+'''
+
+
+@pytest.mark.parametrize("executor", ["warm", "process"])
+def test_the_sample_user_is_named_as_the_original_harness_named_it(mini, run_repoexec, pytester, executor):
+    # RepoExec's tests ran as root in a container (luigi's tmppath, flutils' get_os_user compare with it); where the
+    # engine is root, the sample user (not the host's root) is named root, with /root as its home; otherwise the
+    # engine's user keeps its name, and its home in the sample is the sandbox's
+    wanted = "root" if os.geteuid() == 0 else pwd.getpwuid(os.geteuid()).pw_name
+    candidate = ROOT_NAMED.replace("WANTED", repr(wanted))
+    replay = write_replay(pytester.path / "named.jsonl", {"mini/scaled": [candidate]})
+    result, report = run_repoexec(str(mini / "scaled"), f"--repoexec-model=replay:{replay}", "--repoexec-fresh",
+                                  f"--repoexec-executor={executor}")
+    assert report is not None and report["samples"][0]["passed"], result.stdout.str()[-3000:]
