@@ -153,7 +153,7 @@ class SubprocessExecutor:
             files[test_path] = options.tests_source.encode("utf-8") if options.tests_source else problem.tests.read_bytes()
             if isinstance(self.sandbox, Bubblewrap):  # at a path that every sample shares: compiled once
                 try:
-                    pyc = rewritten_pyc(files[test_path], str(_seen_root(env) / test_path))
+                    pyc = rewritten_pyc(files[test_path], str(seen_root(env) / test_path))
                 except (SyntaxError, ValueError):
                     pass  # the sample's pytest says what is wrong with the module
                 else:
@@ -186,7 +186,7 @@ class SubprocessExecutor:
         confined = isinstance(self.sandbox, Bubblewrap)
         limits = self.limits.overridden(problem.limits)
         if confined:  # the tree where the project's tests expect it: RepoExec's /package and /input/test-apps/NAME
-            workdir, root = Path(env.project.workdir or env.project.mount or SAMPLE), _seen_root(env)
+            workdir, root = Path(env.project.workdir or env.project.mount or SAMPLE), seen_root(env)
             home, tmp, seen_expected = Path(HOME), Path("/tmp"), Path(EXPECTED)
         else:
             workdir = root = scratch / "root"
@@ -434,7 +434,7 @@ def watch(started: Started, pipes: Pipes, began: float, launch: Launch) -> Watch
     return Watched(bytes(stream), output.decode("utf-8", "replace"), returncode, stopped, progress.marks)
 
 
-def _seen_root(env: ProjectEnv) -> Path:
+def seen_root(env: ProjectEnv) -> Path:
     """Where a confined sample sees its project's root (its tests' rootdir)."""
     return Path(env.project.mount or env.project.workdir or SAMPLE)
 

@@ -41,7 +41,8 @@ from typing import Any
 
 from .environment import ProjectEnv
 from .cgroups import OwnNamespace, ProcessCgroup
-from .executor import Launch, ProblemLayoutError, SubprocessExecutor, Pipes, Watched, module_file, watch, held
+from .executor import (Launch, ProblemLayoutError, SubprocessExecutor, Pipes, Watched, held, module_file,
+                       seen_root, watch)
 from .problem import Problem
 from .runtime import repoexec_warm as zygote
 from .sandbox import (
@@ -177,14 +178,14 @@ def _zygote_request(env: ProjectEnv, problem: Problem, launch: Launch, sample: d
     """What a problem's zygote builds and imports: the sample's view less the sample's own files (its module, its
     tests, their configuration), with the copies of the reference shown empty and no expected values."""
     focal = module_file(env.import_root, problem.module).relative_to(env.source_root)
-    workdir = Path(sample["workdir"])
+    root = seen_root(env)  # where the tests are named (RepoExec's /input/test-apps/NAME, a link to the tree)
     base = focal.parent  # where pytest's default import mode puts the tests' package root on sys.path
     while base != Path() and (env.source_root / base / "__init__.py").is_file():
         base = base.parent
     extra = [folder for folder in launch.environment.get("PYTHONPATH", "").split(os.pathsep) if folder]
     view = dict(sample["view"], files=[], data=None, masks=[[path, ""] for path, _ in sample["view"]["masks"]])
     return {"zygote": True, "view": view, "workdir": sample["workdir"], "environment": launch.environment,
-            "path": list(dict.fromkeys([str(workdir / base), str(workdir), *extra])), "focal": problem.module,
+            "path": list(dict.fromkeys([str(root / base), sample["workdir"], *extra])), "focal": problem.module,
             "imports": zygote_imports(env.import_root, env.source_root / focal, problem.module, problem.tests)}
 
 

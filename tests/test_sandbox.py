@@ -11,6 +11,7 @@ import threading
 import pytest
 
 from conftest import write_replay
+from mini_project import SCALED_REFERENCE
 
 SWAP_OK = "def swap(pair):\n    return (pair[1], pair[0])\n"
 
@@ -165,7 +166,13 @@ def test_a_project_seen_at_two_places_runs_with_both_executors(mini, run_repoexe
     # link to it, whose folders the sample's user (nobody, where the engine is root) must be able to cross
     manifest = mini / "project.toml"
     manifest.write_text('mount = "/input/test-apps/mini"\nworkdir = "/package"\n' + manifest.read_text())
-    result, report = run_repoexec(str(mini), f"--repoexec-executor={executor}", "--repoexec-fresh")
+    # the project's modules imported from where the tests are named, as a fresh pytest imports them (scrapy's
+    # get_pythonpath looks for its name in that path), whether a zygote imported them or the sample
+    where = SCALED_REFERENCE.replace("    return", "    import sys\n    if not sys.modules['mini.util'].__file__"
+                                     ".startswith('/input/test-apps/mini/'):\n        return -1\n    return")
+    replay = write_replay(mini.parent / "where.jsonl", {"mini/scaled": [where], "mini/swap": [SWAP_OK]})
+    result, report = run_repoexec(str(mini), f"--repoexec-executor={executor}", "--repoexec-fresh",
+                                  f"--repoexec-model=replay:{replay}")
     assert report is not None and [s["passed"] for s in report["samples"]] == [True, True], result.stdout.str()[-3000:]
 
 

@@ -184,11 +184,11 @@ _REFUSED = {
 }
 _FRAME_ATTRIBUTES = {"tb_frame", "gi_frame", "cr_frame", "ag_frame"}
 _STANDARD = tuple(sysconfig.get_paths()[name] + os.sep for name in ("stdlib", "platstdlib"))
-# What the standard library does to report: logging finds its caller's frame, warnings and traceback read source
-# lines (the tests' too, when a warning or an exception came from there). Honest code calls them everywhere; what
-# a candidate could learn through them, the decoy check catches.
+# What the standard library does to report: logging finds its caller's frame, warnings (in C, through linecache)
+# and traceback read source lines (the tests' too, when a warning or an exception came from there). Honest code
+# calls them everywhere; what a candidate could learn through them, the decoy check catches.
 _REPORTING = tuple(os.path.join(folder, name) for folder in _STANDARD
-                   for name in ("logging" + os.sep, "warnings.py", "traceback.py"))
+                   for name in ("logging" + os.sep, "warnings.py", "traceback.py", "linecache.py"))
 
 
 class CandidateWatch:
