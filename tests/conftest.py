@@ -1,4 +1,7 @@
 import json
+import shutil
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -23,9 +26,13 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> pytes
 
 
 @pytest.fixture(scope="session")
-def repoexec_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One cache for the whole test session, so that each project's virtualenv is built once."""
-    return tmp_path_factory.mktemp("repoexec-cache")
+def repoexec_cache() -> Iterator[Path]:
+    """One cache for the whole test session, so that each project's virtualenv is built once. Not under pytest's
+    own temporary folder: a sample sees the folders on the way to the cache's binds, and where the engine is root,
+    its user is named root, whose pytest would then find /tmp/pytest-of-root made by root in its /tmp."""
+    folder = Path(tempfile.mkdtemp(prefix="repoexec-test-cache-"))
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.fixture
