@@ -17,10 +17,10 @@ from __future__ import annotations
 import atexit
 import functools
 import os
-import pwd
 import shutil
 import stat
 import subprocess
+import sys
 import tempfile
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -39,7 +39,7 @@ CONTAINER_HINT = (
 HOME = "/root"  # as in the original harness's container
 SAMPLE = "/sample"  # where a project's tree is, inside the sandbox, when its manifest names no place
 EXPECTED = "/repoexec/expected"  # where the problem's expected outputs appear inside the sandbox
-SCRATCH = ("/tmp", HOME)  # empty folders of the sample's root
+SCRATCH = (("/tmp", 0o1777), (HOME, 0o700))  # empty folders of the sample's root, and their modes
 _SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 _ETC = (
     "hosts", "nsswitch.conf", "host.conf", "passwd", "group", "localtime", "timezone", "mime.types", "protocols",
@@ -129,8 +129,8 @@ class View:
 
 
 SAMPLE_USER = 65534  # nobody: the host user a sample runs as where the engine is root (never root itself)
-_AS_SAMPLE_USER = ["setpriv", f"--reuid={SAMPLE_USER}", f"--regid={SAMPLE_USER}", "--clear-groups",
-                   "--inh-caps=-all", "--bounding-set=-all", "--"]
+# where the engine is root, what bubblewrap leaves the sample's first process, the launcher (see repoexec_userns)
+_LAUNCHER_CAPABILITIES = ("CAP_SETUID", "CAP_SETGID", "CAP_SETPCAP", "CAP_CHOWN", "CAP_SYS_ADMIN")
 
 
 def sample_user() -> int | None:
@@ -138,11 +138,19 @@ def sample_user() -> int | None:
     return SAMPLE_USER if os.geteuid() == 0 else None
 
 
+@functools.cache
+def _launcher() -> str:
+    return (Path(__file__).with_name("runtime") / "repoexec_userns.py").read_text(encoding="utf-8")
+
+
 class Bubblewrap:
-    """Where the engine is an ordinary user, bubblewrap makes a user namespace whose root is that user. Where
-    it is root, that namespace's root would be the host's, so there is none: bubblewrap builds the sandbox as
-    root, and the sample's process becomes ``SAMPLE_USER`` (``setpriv``, inside) before anything of it runs,
-    with no capabilities and no way to regain any (no_new_privs); its writable places are open to that user."""
+    """Every sample runs as root (uid and gid 0, named root, owning ``HOME``) of a user namespace of its own,
+    as RepoExec's tests ran as root in a container, and that root is never the host's. Where the engine is an
+    ordinary user, bubblewrap's user namespace maps the engine's user to 0. Where it is root, that namespace's
+    root would be the host's, so bubblewrap makes none: it builds the sandbox as root, and the sample's first
+    process, a launcher run by the sample's own interpreter (``argv[0]``), makes the namespace, mapped to
+    ``SAMPLE_USER``, before anything of the sample runs. Either way the sample has no capabilities and no way
+    to regain any (no_new_privs); its writable places are open to it."""
 
     def __init__(self, executable: str) -> None:
         self.executable = executable
@@ -150,27 +158,32 @@ class Bubblewrap:
     def wrap(self, view: View, argv: list[str], capabilities: bool = False) -> tuple[list[str], tuple[int, ...]]:
         """The command that runs ``argv`` inside the view, and the descriptors it must be given (none). With
         ``capabilities``, it keeps them (inside its own user namespace where the engine is not root): the warm
-        process needs them to build each sample's namespaces, and makes each sample's process the sample user
-        itself; no sample keeps them."""
+        process needs them to build each sample's namespaces, and makes each sample's user namespace itself; no
+        sample keeps them. Where the engine is root, ``argv`` (without ``capabilities``) starts with a Python
+        interpreter inside the view."""
         user = sample_user()
         if user is None:
-            namespaces, capability = ["--unshare-all"], ["--cap-add" if capabilities else "--cap-drop", "ALL"]
+            namespaces = ["--unshare-all", "--uid", "0", "--gid", "0"]
+            capability = ["--cap-add" if capabilities else "--cap-drop", "ALL"]
         else:
             namespaces = ["--unshare-ipc", "--unshare-pid", "--unshare-uts", "--unshare-cgroup-try",
                           *([] if view.network else ["--unshare-net"])]
             capability = ["--cap-add", "ALL"] if capabilities else [
-                "--cap-drop", "ALL", *(arg for name in ("CAP_SETUID", "CAP_SETGID", "CAP_SETPCAP")
-                                       for arg in ("--cap-add", name))]  # what setpriv needs, then drops
+                "--cap-drop", "ALL", *(arg for name in _LAUNCHER_CAPABILITIES for arg in ("--cap-add", name))]
             if not capabilities:
-                argv = [*_AS_SAMPLE_USER, *argv]
+                if not Path(argv[0]).name.startswith("python"):
+                    raise ValueError(f"where the engine is root, a sample's command starts with a Python interpreter "
+                                     f"(its user namespace's launcher), not {argv[0]}")
+                argv = [argv[0], "-I", "-S", "-c", _launcher(), str(user), HOME, *argv]
         args = [self.executable, *namespaces, *(["--share-net"] if view.network and user is None else []),
                 "--die-with-parent", "--new-session", *capability,
                 "--perms", "0777", "--size", str(view.tmpfs_bytes), "--tmpfs", "/",  # the sample's writable place
                 "--proc", "/proc", "--dev", "/dev",
                 "--perms", "1777", "--size", str(min(view.tmpfs_bytes, 64 << 20)), "--tmpfs", "/dev/shm",
-                *(arg for folder in SCRATCH for arg in ("--perms", "1777", "--dir", folder))]
+                *(arg for folder, mode in SCRATCH for arg in ("--perms", f"{mode:04o}", "--dir", folder))]
         inside = [Path(seen) for _, seen in view.binds] + ([view.data.at] if view.data else []) + list(view.aliases)
-        for folder in sorted({parent for path in inside for parent in path.parents} - {Path("/"), *map(Path, SCRATCH)},
+        made = {Path("/"), *(Path(folder) for folder, _ in SCRATCH)}
+        for folder in sorted({parent for path in inside for parent in path.parents} - made,
                              key=lambda folder: len(folder.parts)):  # the way to a bind or a link, open to the sample's user
             args += ["--perms", "0755", "--dir", str(folder)]
         for path, target in system_entries():
@@ -262,21 +275,14 @@ def _etc() -> Path:
 
 
 def _sample_entries(etc: Path) -> None:
-    """The sample's user first in the sample's passwd and group files, with ``HOME`` as its home, as the tests see
-    it. Where the engine is root, the sample user is named ``root``: RepoExec's tests ran as root in a container,
-    and some compare the user's name or home with it (getpass.getuser(), pwd, ``~``); its host id stays the
-    sample user's. Otherwise the engine's user keeps its name."""
-    uid, gid = (SAMPLE_USER, SAMPLE_USER) if sample_user() is not None else (os.getuid(), os.getgid())
-    try:
-        name = "root" if sample_user() is not None else pwd.getpwuid(uid).pw_name
-    except KeyError:
-        name = f"user{uid}"
-    for file, entry, field in (("passwd", f"{name}:x:{uid}:{gid}:{name}:{HOME}:/bin/sh\n", str(uid)),
-                               ("group", f"{name}:x:{gid}:\n", str(gid))):
+    """The sample's user, root of its own user namespace, first in the sample's passwd and group files, with
+    ``HOME`` as its home: RepoExec's tests ran as root in a container, and some compare the user's name, ids or
+    home with it (getpass.getuser(), pwd, grp, ``~``)."""
+    for file, entry in (("passwd", f"root:x:0:0:root:{HOME}:/bin/sh\n"), ("group", "root:x:0:\n")):
         path = etc / file
         kept = path.read_text().splitlines(keepends=True) if path.is_file() and not path.is_symlink() else []
         path.unlink(missing_ok=True)
-        path.write_text(entry + "".join(line for line in kept if line.split(":")[2:3] != [field]))
+        path.write_text(entry + "".join(line for line in kept if line.split(":")[2:3] != ["0"]))
 
 
 def _readable(path: Path) -> bool:
@@ -310,9 +316,9 @@ def probe() -> str | None:
     executable = shutil.which("bwrap")
     if executable is None:
         return f"bubblewrap (bwrap) is not installed; {INSTALL_HINT}"
-    view = View(Tree((), (), ()), Path("/sample"), binds=(), workdir=Path("/"), tmpfs_bytes=1 << 20)
+    view, argv = trivial_sample()
     try:
-        done = subprocess.run(Bubblewrap(executable).wrap(view, ["/bin/true"])[0], capture_output=True, timeout=30)
+        done = subprocess.run(Bubblewrap(executable).wrap(view, argv)[0], capture_output=True, timeout=30)
     except (OSError, subprocess.TimeoutExpired) as exc:
         return f"bubblewrap at {executable} could not start: {exc}"
     if done.returncode == 0:
@@ -327,6 +333,16 @@ def probe() -> str | None:
             "(sysctl kernel.unprivileged_userns_clone=1, user.max_user_namespaces above 0, or "
             "kernel.apparmor_restrict_unprivileged_userns=0 on Ubuntu 24.04 and later); or run candidates "
             "unconfined, knowingly, with --repoexec-sandbox=none")
+
+
+def trivial_sample() -> tuple[View, list[str]]:
+    """The smallest sample: the engine's own Python doing nothing, in an empty view (where the engine is root, a
+    sample's first process is a Python interpreter, the launcher of its user namespace)."""
+    home = Path(sys.base_prefix).resolve()
+    system = [Path(path) for path, _ in system_entries()]
+    binds = () if any(home == folder or folder in home.parents for folder in system) else ((home, home),)
+    view = View(Tree((), (), ()), Path("/sample"), binds=binds, workdir=Path("/"), tmpfs_bytes=1 << 20)
+    return view, [os.path.realpath(getattr(sys, "_base_executable", sys.executable)), "-c", "pass"]
 
 
 def user_namespaces_refused(error: str) -> bool:

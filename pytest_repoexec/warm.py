@@ -46,7 +46,7 @@ from .executor import (Launch, ProblemLayoutError, SubprocessExecutor, Pipes, Wa
 from .problem import Problem
 from .runtime import repoexec_warm as zygote
 from .sandbox import (
-    DATA_TMPFS, SCRATCH, Bubblewrap, Limits, Sandbox, Tree, View, python_home, sample_user,
+    DATA_TMPFS, HOME, SCRATCH, Bubblewrap, Limits, Sandbox, Tree, View, python_home, sample_user,
     system_entries,
 )
 
@@ -161,7 +161,7 @@ class WarmExecutor(SubprocessExecutor):
         data = view.data if confined else None
         return {
             "arguments": list(launch.arguments), "environment": launch.environment, "workdir": str(view.workdir),
-            "confined": confined, "user": sample_user() if confined else None,
+            "confined": confined, "user": [sample_user(), HOME] if confined and sample_user() is not None else None,
             "view": {"tmpfs": view.tmpfs_bytes, "network": view.network, "system": system_entries(), "binds": binds,
                      "scratch": list(SCRATCH),
                      **_tree(view.tree, view.tree_at),

@@ -5,7 +5,6 @@ stopped, and a process limit never counts processes the sample did not start."""
 from __future__ import annotations
 
 import os
-import pwd
 import subprocess
 import sys
 from pathlib import Path
@@ -139,20 +138,27 @@ def scaled(value):
     import getpass, grp, os, pwd
     from pathlib import Path
     me = pwd.getpwuid(os.getuid())
-    seen = (getpass.getuser(), me.pw_name, Path.home().owner(), grp.getgrnam(me.pw_name).gr_gid == me.pw_gid,
-            me.pw_dir == os.path.expanduser("~"))
-    return clamp(value * SCALE, 0, 100) if seen == (WANTED, WANTED, WANTED, True, True) else -1
+    home = Path.home()
+    os.chmod(home, 0o755)  # flutils' directory_present changes the mode of ~
+    (home / "made").mkdir(exist_ok=True)
+    os.chown(home / "made", 0, 0)
+    inside, outside, count = Path("/proc/self/uid_map").read_text().split()
+    seen = (os.getuid(), os.getgid(), getpass.getuser(), me.pw_name, home.owner(), home.group(),
+            grp.getgrgid(0).gr_name, me.pw_dir == os.path.expanduser("~") == "/root", (inside, count), int(outside))
+    wanted = (0, 0, "root", "root", "root", "root", "root", True, ("0", "1"), HOST)
+    return clamp(value * SCALE, 0, 100) if seen == wanted else -1
 '''
 
 
 @pytest.mark.parametrize("executor", ["warm", "process"])
-def test_the_sample_user_is_named_as_the_original_harness_named_it(mini, run_repoexec, pytester, executor):
-    # RepoExec's tests ran as root in a container (luigi's tmppath, flutils' get_os_user compare with it); where the
-    # engine is root, the sample user (not the host's root) is named root, with /root as its home; otherwise the
-    # engine's user keeps its name, and its home in the sample is the sandbox's
-    wanted = "root" if os.geteuid() == 0 else pwd.getpwuid(os.geteuid()).pw_name
-    candidate = ROOT_NAMED.replace("WANTED", repr(wanted))
+def test_a_sample_is_root_of_its_own_user_namespace_never_the_hosts(mini, run_repoexec, pytester, executor):
+    # RepoExec's tests ran as root in a container (luigi's tmppath, flutils' get_os_user, get_os_group and
+    # directory_present need it): a sample is uid and gid 0, named root, owning its home, and that 0 is an
+    # unprivileged host user (nobody where the engine is root, the engine's user otherwise)
+    host = 65534 if os.geteuid() == 0 else os.geteuid()
+    candidate = ROOT_NAMED.replace("HOST", str(host))
     replay = write_replay(pytester.path / "named.jsonl", {"mini/scaled": [candidate]})
     result, report = run_repoexec(str(mini / "scaled"), f"--repoexec-model=replay:{replay}", "--repoexec-fresh",
                                   f"--repoexec-executor={executor}")
-    assert report is not None and report["samples"][0]["passed"], result.stdout.str()[-3000:]
+    assert report is not None, result.stdout.str()[-3000:]
+    assert [s["passed"] for s in report["samples"]] == [True], result.stdout.str()[-3000:]

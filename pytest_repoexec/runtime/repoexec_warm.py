@@ -10,7 +10,9 @@ forked from. Each sample gets, as with a fresh bubblewrap:
     warm process --fork--> keeper (A): new mount, PID, IPC, UTS and network namespaces for its children
                            --fork--> init (B): PID 1 of the sample; builds its root (a bounded tmpfs with the
                                      read-only binds and the project tree), pivots into it, reaps
-                                     --fork--> the test process (C): a new session, no capabilities,
+                                     --fork--> the test process (C): a new session, uid 0 of a user
+                                               namespace (its own where the engine is root: repoexec_userns),
+                                               no capabilities,
                                                ``pytest.console_main()`` with the sample's arguments
 
 The keeper and the init die with their parent (``PR_SET_PDEATHSIG``), and every process of a PID namespace
@@ -45,12 +47,17 @@ import threading
 import time
 import traceback
 
+if __package__:  # the engine imports this module for its messages and paths, as part of its own package
+    from .repoexec_userns import become_namespace_root, drop_capabilities
+else:
+    from repoexec_userns import become_namespace_root, drop_capabilities
+
 _LIBC = ctypes.CDLL(None, use_errno=True)
 _NEWNS, _NEWPID, _NEWIPC, _NEWUTS, _NEWNET = 0x00020000, 0x20000000, 0x08000000, 0x04000000, 0x40000000
 _RDONLY, _NOSUID, _NODEV, _NOEXEC, _REMOUNT, _BIND, _REC, _PRIVATE = 1, 2, 4, 8, 32, 4096, 16384, 1 << 18
 _DETACH = 2
-_PDEATHSIG, _SET_DUMPABLE, _CAPBSET_DROP, _NO_NEW_PRIVS, _CAP_AMBIENT, _AMBIENT_CLEAR_ALL = 1, 4, 24, 38, 47, 4
-_SYS_PIVOT_ROOT, _SYS_CAPSET = {"x86_64": (155, 126), "aarch64": (41, 91)}.get(os.uname().machine, (155, 126))
+_PDEATHSIG, _SET_DUMPABLE = 1, 4
+_SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41}.get(os.uname().machine, 155)
 _STATVFS_FLAGS = ((os.ST_RDONLY, _RDONLY), (os.ST_NOSUID, _NOSUID), (os.ST_NODEV, _NODEV), (os.ST_NOEXEC, _NOEXEC))
 NEW_ROOT = "/repoexec/root"  # an empty folder of the warm process's sandbox where each sample's root is built
 _STAGING = "/repoexec/staging"  # where the files shown over a sample's binds are made, outside its root
@@ -133,23 +140,6 @@ def _die_with_parent(parent):
         os._exit(1)
 
 
-def _drop_capabilities(user=None):
-    """No capability now or ever after; with ``user``, this process becomes that host user first (where the
-    engine is root, no sample runs as root)."""
-    for capability in range(64):
-        if _LIBC.prctl(_CAPBSET_DROP, capability, 0, 0, 0) != 0:
-            break  # past the last capability this kernel has
-    _LIBC.prctl(_CAP_AMBIENT, _AMBIENT_CLEAR_ALL, 0, 0, 0)
-    if user is not None:
-        os.setgroups([])
-        os.setresgid(user, user, user)
-        os.setresuid(user, user, user)
-    header = struct.pack("Ii", 0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3, this thread
-    data = ctypes.create_string_buffer(24)  # effective, permitted, inheritable: all empty, both words
-    _check(_LIBC.syscall(_SYS_CAPSET, ctypes.c_char_p(header), data), "capset")
-    _prctl(_NO_NEW_PRIVS, 1)
-
-
 def _loopback_up():
     import fcntl
 
@@ -203,9 +193,9 @@ def _build_root(request):
             with open(target, "wb") as handle:
                 handle.write(base64.b64decode(content))
         _mount(None, inside(data["at"]), None, _REMOUNT | _RDONLY | _NOSUID | _NODEV)
-    for folder in view["scratch"]:  # /tmp and HOME, open to the sample's user
+    for folder, mode in view["scratch"]:  # /tmp, open to all, and HOME, the sample user's
         os.makedirs(inside(folder), exist_ok=True)
-        os.chmod(inside(folder), 0o1777)
+        os.chmod(inside(folder), mode)
     os.makedirs(inside("/proc"), exist_ok=True)
     if request.get("zygote"):  # still in the warm process's PID namespace: its /proc, the one a user namespace
         _mount("/proc", inside("/proc"), None, _BIND | _REC)  # lets the zygote's samples mount theirs over
@@ -301,7 +291,7 @@ def _init(request, fds, alive):
     os.closerange(3, 1 << 16)
     if request["confined"]:
         _prctl(_SET_DUMPABLE, 0)
-        _drop_capabilities()
+        drop_capabilities()
     while True:  # orphans are reparented here: reap them until the test process ends
         pid, status = os.wait()
         if pid == test:
@@ -316,7 +306,9 @@ def _test_process(request, fds):
         sys.meta_path.remove(_REFUSED)
     if request["confined"]:  # without a sandbox it stays in the keeper's process group, which is killed whole
         os.setsid()
-        _drop_capabilities(request["user"])
+        if request["user"] is not None:  # the host user that is root of the sample's own user namespace, and HOME
+            become_namespace_root(*request["user"])
+        drop_capabilities()
     null = os.open(os.devnull, os.O_RDONLY)
     for fd, target in ((null, 0), (output, 1), (output, 2), (results, RESULTS_FD), (token, TOKEN_FD)):
         os.dup2(fd, target)
