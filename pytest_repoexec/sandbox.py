@@ -278,7 +278,8 @@ def _sample_entries(etc: Path) -> None:
     """The sample's user, root of its own user namespace, first in the sample's passwd and group files, with
     ``HOME`` as its home: RepoExec's tests ran as root in a container, and some compare the user's name, ids or
     home with it (getpass.getuser(), pwd, grp, ``~``)."""
-    for file, entry in (("passwd", f"root:x:0:0:root:{HOME}:/bin/sh\n"), ("group", "root:x:0:\n")):
+    shell = "/bin/bash" if os.path.exists("/bin/bash") else "/bin/sh"  # root's, as Debian's passwd has it
+    for file, entry in (("passwd", f"root:x:0:0:root:{HOME}:{shell}\n"), ("group", "root:x:0:\n")):
         path = etc / file
         kept = path.read_text().splitlines(keepends=True) if path.is_file() and not path.is_symlink() else []
         path.unlink(missing_ok=True)
