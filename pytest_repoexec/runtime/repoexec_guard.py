@@ -12,6 +12,7 @@ module can. What judges a pass whatever the trick is outside the process: the en
 import builtins
 import ctypes
 import errno
+import operator
 import os
 import resource
 import struct
@@ -72,6 +73,9 @@ def limit_kind(exc):
     return None
 
 
+_all, _map, _is, _vars = all, map, operator.is_, vars  # as they were before the candidate was imported
+
+
 class Integrity:
     """What pytest and this plugin rely on, as it stood before the candidate was imported; ``broken()`` says
     what has changed since. A candidate that patches the runner, the reports, a hook's plugins or a builtin
@@ -81,33 +85,38 @@ class Integrity:
         self.pluginmanager = pluginmanager
         self.environment = {name: os.environ.get(name) for name in environment}
         self.plugins = {id(plugin) for plugin in pluginmanager.get_plugins()}
-        self.watched = {}
         import _pytest.python
         import _pytest.reports
         import _pytest.runner
 
+        # (namespace, names, values): checked once a test, by identity, in C (a Python loop over some
+        # hundred names cost a tenth of a millisecond a test)
+        self.watched = []
         for owner in (_pytest.runner, _pytest.runner.CallInfo, _pytest.reports.BaseReport, _pytest.reports.TestReport,
                       _pytest.python, _pytest.python.Function, *own):
-            for name, value in list(vars(owner).items()):
-                if callable(value) or isinstance(value, (property, classmethod, staticmethod)):
-                    self.watched[(owner, name)] = value
-        self.builtins = dict(vars(builtins))
+            kept = {name: value for name, value in list(vars(owner).items())
+                    if callable(value) or isinstance(value, (property, classmethod, staticmethod))}
+            self.watched.append((owner, tuple(kept), tuple(kept.values())))
+        kept = {name: value for name, value in vars(builtins).items() if not name.startswith("_")}
+        self.watched.append((builtins, tuple(kept), tuple(kept.values())))
 
     def broken(self):
         """What was patched, in a few words, or None."""
         for name, value in self.environment.items():
             if os.environ.get(name) != value:
                 return f"the environment variable {name} was changed"
-        for (owner, name), value in self.watched.items():
-            if vars(owner).get(name) is not value:
+        for owner, names, values in self.watched:
+            space = _vars(owner)
+            if not _all(_map(_is, _map(space.get, names), values)):
+                name = next(name for name, value in zip(names, values) if space.get(name) is not value)
+                if owner is builtins:
+                    return f"the builtin {name} was replaced"
                 return f"{getattr(owner, '__name__', owner)}.{name} was replaced"
-        for name, value in self.builtins.items():
-            if getattr(builtins, name, None) is not value and not name.startswith("_"):
-                return f"the builtin {name} was replaced"
-        added = [plugin for plugin in self.pluginmanager.get_plugins() if id(plugin) not in self.plugins]
-        if added:
-            return f"a plugin was registered during the run: {self.pluginmanager.get_name(added[0])}"
-        return None
+        plugins = self.pluginmanager.get_plugins()
+        if self.plugins.issuperset(_map(id, plugins)):
+            return None
+        added = next(plugin for plugin in plugins if id(plugin) not in self.plugins)
+        return f"a plugin was registered during the run: {self.pluginmanager.get_name(added)}"
 
 
 def watch_classes(module_name):
