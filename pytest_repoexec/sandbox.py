@@ -140,6 +140,7 @@ def sample_user() -> int | None:
 
 @functools.cache
 def _launcher() -> str:
+    """The launcher's source, given to ``python -c``: no file of the engine need be inside the view."""
     return (Path(__file__).with_name("runtime") / "repoexec_userns.py").read_text(encoding="utf-8")
 
 
