@@ -45,17 +45,21 @@ SETTINGS = Path(__file__).with_name("repoclassbench.toml")
 COMPAT_PLUGIN = "repoexec_pytest_compat"
 COMPAT_SOURCE = '''"""Added by repoexec import: pytest's removed-in-9 deprecations are warnings again, as under the pytest these
 tests were written for: from here on while the first conftest files load (pytest catches warnings around that),
-and for the rest of the session through the configuration."""
+and for the rest of the session through the configuration. A project's own older pytest (runner = "project")
+has no such warning, and nothing to do here."""
 
 import warnings
 
 import pytest
 
-warnings.filterwarnings("default", category=pytest.PytestRemovedIn9Warning)
+_REMOVED = getattr(pytest, "PytestRemovedIn9Warning", None)
+if _REMOVED is not None:
+    warnings.filterwarnings("default", category=_REMOVED)
 
 
 def pytest_configure(config):
-    config.addinivalue_line("filterwarnings", "default::pytest.PytestRemovedIn9Warning")
+    if _REMOVED is not None:
+        config.addinivalue_line("filterwarnings", "default::pytest.PytestRemovedIn9Warning")
 '''
 # pytest-xdist's --dist=loadgroup reports a test of an xdist_group as "node id@group": an "@" inside a parameter's
 # id (requests' "mailto:user@example.org") is not one
@@ -260,6 +264,8 @@ def _write_state(project: Path, outcomes: list[TaskImport], settings: dict[str, 
                 "resolve_before": settings.get("resolve_before", date), "source": {"path": "repo"}}
     if exempt := settings.get("resolve_exempt"):
         manifest["resolve_exempt"] = exempt
+    if runner := settings.get("runner"):
+        manifest["runner"] = runner
     (project / PROJECT_MANIFEST).write_text(tomli_w.dumps(manifest), encoding="utf-8")
     return derived
 
