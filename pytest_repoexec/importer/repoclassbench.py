@@ -239,6 +239,7 @@ def _write_state(project: Path, outcomes: list[TaskImport], settings: dict[str, 
     derived = derive(index, {o.task.class_name: located[o.task.task_id][1] for o in outcomes if o.error is None},
                      [outcome.task.ground_truth for outcome in outcomes])
     derived.renames(index).rewrite_files()
+    _spell_reprs(repo, outcomes, {name: derived.names[name] for _, name in index.classes if name in derived.names})
     for outcome in outcomes:
         if outcome.error is None:
             path = repo / outcome.task.path
@@ -268,6 +269,26 @@ def _write_state(project: Path, outcomes: list[TaskImport], settings: dict[str, 
         manifest["runner"] = runner
     (project / PROJECT_MANIFEST).write_text(tomli_w.dumps(manifest), encoding="utf-8")
     return derived
+
+
+def _spell_reprs(repo: Path, outcomes: list[TaskImport], classes: dict[str, str]) -> None:
+    """In the tasks' test files, a string that opens as a renamed class's repr does (``"<FDCapture 1 oldfd=..."``,
+    ``<{self.__class__.__name__} ...>``) is spelled with the class's new name: the benchmark's tests compare the
+    repr of its renamed class there (FDCAPTURe's ``test_simple_resume_suspend`` is one of its directives)."""
+    if not classes:
+        return
+    opening = re.compile(r"^<(%s)(?=[ >])" % "|".join(map(re.escape, sorted(classes, key=len, reverse=True))))
+    for relative in sorted({d.split("::", 1)[0] for o in outcomes if o.error is None for d in o.task.directives}):
+        path = repo / relative
+        if not path.is_file():
+            continue
+        data, root = parse(path.read_text(encoding="utf-8"))
+        edits = [(node.start_byte, node.end_byte, opening.sub(lambda m: "<" + classes[m.group(1)], node_text(node), 1))
+                 for node in walk(root) if node.type == "string_content" and opening.match(node_text(node))]
+        for start, end, text in sorted(edits, reverse=True):
+            data = data[:start] + text.encode("utf-8") + data[end:]
+        if edits:
+            path.write_bytes(data)
 
 
 def _locate(repo: Path, import_root: str, task: Task) -> tuple[str, str]:
