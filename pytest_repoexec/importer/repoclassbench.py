@@ -45,9 +45,10 @@ SETTINGS = Path(__file__).with_name("repoclassbench.toml")
 COMPAT_PLUGIN = "repoexec_pytest_compat"
 COMPAT_SOURCE = '''"""Added by repoexec import: what the pytest these tests were written for did and a newer one does not.
 pytest's removed-in-9 deprecations are warnings again: from here on while the first conftest files load (pytest
-catches warnings around that), and for the rest of the session through the configuration. And a test class's
+catches warnings around that), and for the rest of the session through the configuration. A test class's
 nose-style setup() and teardown() methods run around each of its tests, as pytest before 8 ran them (with a
-deprecation warning). A project's own older pytest (runner = "project") does both itself."""
+deprecation warning). Parameter ids are made as the original's pytest 7 on Python 3.9 made them. A project's own
+older pytest (runner = "project") does all of that itself."""
 
 import inspect
 import unittest
@@ -88,7 +89,42 @@ def _xunit(instance, preferred, nose, method):
     bound(method) if takes else bound()
 
 
-if _NOSE_GONE:
+def _ids_as_pytest_7():
+    """Parameter ids as the original's Python 3.9 and pytest 7 made them, which the benchmark's directives name:
+    typing forms (``Annotated[...]``, ``List[int]``), which had no ``__name__`` before Python 3.10, take
+    ``<argname><index>``; and a duplicate id takes its counter right after it (``2010``), where pytest 8 puts an
+    underscore after a digit and skips counters already taken (``201_0``)."""
+    from collections import Counter, defaultdict
+
+    from _pytest.python import IdMaker
+
+    by_value, unique = IdMaker._idval_from_value, IdMaker.make_unique_parameterset_ids
+
+    def _idval_from_value(self, val):
+        kind = type(val)
+        if kind.__module__ in ("typing", "typing_extensions") and not isinstance(val, type) and \\
+                (kind.__name__.endswith("Alias") or kind.__name__ in ("_SpecialForm", "_TupleType", "_CallableType")):
+            return None
+        return by_value(self, val)
+
+    def make_unique_parameterset_ids(self):
+        resolved = list(self._resolve_ids())
+        if len(resolved) == len(set(resolved)) or not all(isinstance(id, str) for id in resolved):
+            return unique(self)
+        counts, suffixes = Counter(resolved), defaultdict(int)
+        for index, id in enumerate(resolved):
+            if counts[id] > 1:
+                resolved[index] = f"{id}{suffixes[id]}"
+                suffixes[id] += 1
+        return resolved if len(resolved) == len(set(resolved)) else unique(self)
+
+    IdMaker._idval_from_value = _idval_from_value
+    IdMaker.make_unique_parameterset_ids = make_unique_parameterset_ids
+
+
+if _NOSE_GONE:  # pytest 8 or later
+    _ids_as_pytest_7()
+
     @pytest.fixture(autouse=True)
     def _repoexec_nose_style_methods(request):
         instance = request.instance
