@@ -165,7 +165,7 @@ class Environments:
                 f"project {project.name} runs its samples under its own pytest ({project.manifest}: runner = "
                 "\"project\"): the engine's plugin, pytest-timeout and coverage run inside it; no warm process can "
                 "preload it (fresh processes); where the candidate's module is part of that pytest (pytest's own "
-                "suite), the audit hook, class watch and integrity check are off, as each sample's output says"),
+                "suite), the audit hook, class watch and integrity check are off, and suite problems get no decoy"),
                 stacklevel=2)
         return ProjectEnv(project, source_root, _interpreter(venv), runtime)
 
