@@ -423,3 +423,29 @@ def test_a_member_a_repository_base_declares_is_renamed_everywhere_or_nowhere(tm
     namespace: dict = {}
     exec(compile(rewritten, "fields.py", "exec"), namespace)  # the renamed classes still instantiate and work
     assert namespace["STrInG"]().sTrIp(" a ") == "a" and namespace["EmAiL"]().serialize(3) == "3"
+
+
+def test_a_bare_name_in_a_subclass_body_is_not_an_inherited_member(tmp_path: Path) -> None:
+    """marshmallow's case: ``validate=validate.OneOf(...)`` in a ``Schema`` subclass's body reads the module
+    ``validate``, since Python never finds an inherited member as a bare name in a class body; renaming it with
+    ``Schema.validate`` made every test module import-fail (``NameError: vAlIdAtE``). A name the body itself binds
+    is still the member."""
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "validate.py").write_text("def one_of(*choices):\n    return set(choices)\n")
+    (tmp_path / "pkg" / "schema.py").write_text(
+        "class Schema:\n    def validate(self, data):\n        return data in self.allowed\n\n\n"
+        "class Fixed(Schema):\n    def check(self, data):\n        return data\n\n    run = check\n")
+    (tmp_path / "pkg" / "users.py").write_text(
+        "from pkg import validate\nfrom pkg.schema import Fixed, Schema\n\n\n"
+        "class Users(Schema):\n    allowed = validate.one_of('a', 'b')\n\n\n"
+        "class Checked(Fixed):\n    again = check if False else None\n")
+    schema, fixed = ("pkg.schema", "Schema"), ("pkg.schema", "Fixed")
+    index = Index(tmp_path, ".")
+    renames = Renames(index, {"Schema": "SChEmA", "validate": "vAlIdAtE", "Fixed": "FiXeD", "check": "cHeCk"},
+                      {schema, fixed}, {schema: {"validate"}, fixed: {"check"}})
+    users = renames.rewrite((tmp_path / "pkg" / "users.py").read_text(), "pkg.users")
+    assert "    allowed = validate.one_of('a', 'b')" in users  # the module, not SChEmA.vAlIdAtE
+    assert "class Users(SChEmA):" in users
+    assert "    again = check if False else None" in users  # inherited: not a name of this body either
+    assert "    run = cHeCk" in renames.rewrite((tmp_path / "pkg" / "schema.py").read_text(), "pkg.schema")

@@ -173,7 +173,12 @@ class _Rewriter:
     def bare(self, node: Node, scope: Scope) -> None:
         name = node_text(node)
         if scope.klass is not None and name in self.renames.members(scope.klass):
-            self.rename(node)
+            # a bare name in a class body is a member only where that body binds it: Python never finds an
+            # inherited one there (``validate=validate.OneOf(...)`` in a Schema subclass reads the module)
+            if name in self.index.defines(scope.klass):
+                self.rename(node)
+            elif self.renames.renamed(self.lookup(scope, name)):
+                self.rename(node)
         elif self.renames.renamed(binding := self.lookup(scope, name)) or binding == Binding("local", name=name):
             self.rename(node)
 
