@@ -449,3 +449,13 @@ def test_a_bare_name_in_a_subclass_body_is_not_an_inherited_member(tmp_path: Pat
     assert "class Users(SChEmA):" in users
     assert "    again = check if False else None" in users  # inherited: not a name of this body either
     assert "    run = cHeCk" in renames.rewrite((tmp_path / "pkg" / "schema.py").read_text(), "pkg.schema")
+
+
+def test_the_trace_runs_a_parameter_id_a_path_would_fold_as_its_function() -> None:
+    """A node id whose parameter id a path join folds (``[http://x]``) names no test once joined, and one such id
+    made pytest run none of the trace's tests (marshmallow's URL tests): the trace runs the function instead."""
+    from pytest_repoexec.paraphrase.trace import _as_path_keeps_it
+
+    assert _as_path_keeps_it("tests/t.py::test_url[http://example.org]") == "tests/t.py::test_url"
+    assert _as_path_keeps_it("tests/t.py::test_url[a/./b]") == "tests/t.py::test_url"
+    assert _as_path_keeps_it("tests/t.py::TestX::test_y[1-2]") == "tests/t.py::TestX::test_y[1-2]"
