@@ -459,3 +459,34 @@ def test_the_trace_runs_a_parameter_id_a_path_would_fold_as_its_function() -> No
     assert _as_path_keeps_it("tests/t.py::test_url[http://example.org]") == "tests/t.py::test_url"
     assert _as_path_keeps_it("tests/t.py::test_url[a/./b]") == "tests/t.py::test_url"
     assert _as_path_keeps_it("tests/t.py::TestX::test_y[1-2]") == "tests/t.py::TestX::test_y[1-2]"
+
+
+def test_a_parameter_id_made_from_a_renamed_class_is_spelled_anew(tmp_path: Path) -> None:
+    """pytest names a parameter that is a class by its ``__name__``: marshmallow's ``[Integer]`` tests are
+    ``[INtEgEr]`` once the class is renamed, and a suite that kept the old id ran none of them."""
+    from pytest_repoexec.paraphrase.manifest import _parameter_id
+
+    (tmp_path / "m.py").write_text("class Integer:\n    pass\n")
+    renames = Renames(Index(tmp_path, "."), {"Integer": "INtEgEr", "add": "aDd"}, {("m", "Integer")})
+    assert _parameter_id("Integer]", renames) == "INtEgEr]"
+    assert _parameter_id("Integer1-FieldClass22-add]", renames) == "INtEgEr1-FieldClass22-add]"  # add: a member
+    assert _parameter_id("Integers]", renames) == "Integers]"
+
+
+def test_a_string_that_opens_as_a_renamed_classs_repr_follows_it(tmp_path: Path) -> None:
+    """marshmallow's ``test_length_repr`` compares ``repr(Length(...))``, made from ``__name__``, with
+    ``"<Length(min=1, ...)>"``: the repr shows the renamed name, so the expectation is spelled anew; a string that
+    merely mentions the class, and one about another class, stay."""
+    (tmp_path / "v.py").write_text(
+        "class Length:\n    def __repr__(self):\n        return f\"<{type(self).__name__}(min=1)>\"\n")
+    (tmp_path / "test_v.py").write_text(
+        "from v import Length\n\n\ndef test_repr():\n    assert repr(Length()) == \"<Length(min=1)>\"\n"
+        "    assert \"Length(\" in \"a Length(\" and \"<Lengths>\" != \"<Length\"\n")
+    renames = Renames(Index(tmp_path, "."), {"Length": "LeNgTh"}, {("v", "Length")})
+    test = renames.rewrite((tmp_path / "test_v.py").read_text(), "test_v")
+    assert 'assert repr(LeNgTh()) == "<LeNgTh(min=1)>"' in test
+    assert '"Length(" in "a Length(" and "<Lengths>" != "<Length"' in test  # no repr's opening: as written
+    namespace: dict = {}
+    exec(compile(renames.rewrite((tmp_path / "v.py").read_text(), "v") + test.split("\n", 1)[1], "t", "exec"),
+         namespace)
+    namespace["test_repr"]()  # the renamed class's repr equals the renamed expectation
