@@ -490,3 +490,35 @@ def test_a_string_that_opens_as_a_renamed_classs_repr_follows_it(tmp_path: Path)
     exec(compile(renames.rewrite((tmp_path / "v.py").read_text(), "v") + test.split("\n", 1)[1], "t", "exec"),
          namespace)
     namespace["test_repr"]()  # the renamed class's repr equals the renamed expectation
+
+
+def test_the_trace_sees_a_store_that_reaches_a_renamed_setter(tmp_path: Path) -> None:
+    """marshmallow's ``myfield.default = 0`` on a field of no static type goes through the renamed ``default``
+    property's setter: the trace records the store's site as it records reads, so the rewriter renames it."""
+    import os
+
+    from pytest_repoexec.paraphrase import trace as tracing
+
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "field.py").write_text(
+        "class Field:\n    @property\n    def default(self):\n        return self._d\n\n"
+        "    @default.setter\n    def default(self, value):\n        self._d = value\n")
+    (tmp_path / "test_field.py").write_text(
+        "import pytest\nfrom pkg.field import Field\n\n\n@pytest.mark.parametrize('cls', [Field])\n"
+        "def test_store(cls):\n    f = cls()\n    f.default = 3\n    assert f._d == 3\n")
+    read, write = os.pipe()
+    classes = json.dumps([["pkg.field", "Field", ["default"]]])
+    process = subprocess.Popen(
+        [sys.executable, "-m", "pytest", "test_field.py", "-p", "repoexec_trace", "-q", "-p", "no:cacheprovider",
+         f"--repoexec-trace-fd={write}", f"--repoexec-trace-classes={classes}",
+         '--repoexec-trace-packages=["pkg"]', f"--repoexec-trace-source={tmp_path}"],
+        cwd=tmp_path, pass_fds=(write,), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        env={**os.environ, "PYTHONPATH": f"{Path(tracing.PLUGIN).parent}{os.pathsep}{tmp_path}",
+             "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"})
+    os.close(write)
+    with os.fdopen(read, "rb") as results:
+        document = json.loads(results.read())
+    output = process.communicate()[0].decode()
+    assert process.returncode == 0, output
+    assert ["test_field.py", 8, 13, "default", "pkg.field.Field", "pkg.field.Field"] in document["sites"]
