@@ -481,11 +481,13 @@ def test_a_string_that_opens_as_a_renamed_classs_repr_follows_it(tmp_path: Path)
         "class Length:\n    def __repr__(self):\n        return f\"<{type(self).__name__}(min=1)>\"\n")
     (tmp_path / "test_v.py").write_text(
         "from v import Length\n\n\ndef test_repr():\n    assert repr(Length()) == \"<Length(min=1)>\"\n"
-        "    assert \"Length(\" in \"a Length(\" and \"<Lengths>\" != \"<Length\"\n")
+        "    assert \"Length(\" in \"a Length(\" and \"<Lengths>\" != \"<Length\"\n"
+        "    assert \"<v.Length(min=1)>\"\n")
     renames = Renames(Index(tmp_path, "."), {"Length": "LeNgTh"}, {("v", "Length")})
     test = renames.rewrite((tmp_path / "test_v.py").read_text(), "test_v")
     assert 'assert repr(LeNgTh()) == "<LeNgTh(min=1)>"' in test
     assert '"Length(" in "a Length(" and "<Lengths>" != "<Length"' in test  # no repr's opening: as written
+    assert 'assert "<v.LeNgTh(min=1)>"' in test  # a module's prefix before the name
     namespace: dict = {}
     exec(compile(renames.rewrite((tmp_path / "v.py").read_text(), "v") + test.split("\n", 1)[1], "t", "exec"),
          namespace)

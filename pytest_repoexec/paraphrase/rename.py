@@ -21,7 +21,7 @@ from ..syntax import node_text, parse
 from .index import LOCAL, Binding, ClassKey, Index
 
 _SCOPES = ("function_definition", "class_definition", "lambda")
-_REPR_OPENING = re.compile(r"<([A-Za-z_]\w*)(?=[( >])")
+_REPR_OPENING = re.compile(r"<(?:[A-Za-z_]\w*\.)*([A-Za-z_]\w*)(?=[( >])")  # <Name(, <Name , <fields.Name(
 _TARGETS = ("assignment", "augmented_assignment", "for_statement", "for_in_clause")
 Sites = dict[str, frozenset[tuple[int, int, str]]]  # file -> (end line, end column in bytes, member) read there
 Definitions = dict[str, frozenset[tuple[int, str]]]  # file -> (first line, a decorator's if any, name) of a def
@@ -291,7 +291,8 @@ class _Rewriter:
             self.rename(content[0])
 
     def repr_string(self, node: Node) -> None:
-        """A string that opens as a renamed class's repr does (``"<Length(min=1, ...)>"``, ``"<Length "``): a repr
+        """A string that opens as a renamed class's repr does (``"<Length(min=1, ...)>"``, ``"<Length "``,
+        ``"<fields.Integer(..."``): a repr
         shows the class's ``__name__``, which the rename changed, so the expectation follows it (everywhere, so a
         literal repr of the source and a test's expectation stay alike)."""
         content = [child for child in node.children if child.type not in ("string_start", "string_end")]
@@ -301,7 +302,7 @@ class _Rewriter:
         match = _REPR_OPENING.match(text)
         if match and (name := match.group(1)) in self.renames.names and \
                 any(top == name and (module, top) in self.index.classes for module, top in self.renames.top):
-            start = content[0].start_byte + 1
+            start = content[0].start_byte + len(text[:match.start(1)].encode("utf-8"))
             self.edits.append((start, start + len(name.encode("utf-8")), self.renames.names[name]))
 
     def exported_names(self, value: Node, scope: Scope) -> None:
