@@ -21,7 +21,7 @@ from ..syntax import node_text, parse
 from .index import LOCAL, Binding, ClassKey, Index
 
 _SCOPES = ("function_definition", "class_definition", "lambda")
-_REPR_OPENING = re.compile(r"<(?:[A-Za-z_]\w*\.)*([A-Za-z_]\w*)(?=[( >])")  # <Name(, <Name , <fields.Name(
+_REPR_OPENING = re.compile(r"<(?:[A-Za-z_]\w*\.)*([A-Za-z_]\w*)(?=[( >]|$)")  # <Name(, <Name , <fields.Name(
 _TARGETS = ("assignment", "augmented_assignment", "for_statement", "for_in_clause")
 Sites = dict[str, frozenset[tuple[int, int, str]]]  # file -> (end line, end column in bytes, member) read there
 Definitions = dict[str, frozenset[tuple[int, str]]]  # file -> (first line, a decorator's if any, name) of a def
@@ -292,7 +292,7 @@ class _Rewriter:
 
     def repr_string(self, node: Node) -> None:
         """A string that opens as a renamed class's repr does (``"<Length(min=1, ...)>"``, ``"<Length "``,
-        ``"<fields.Integer(..."``): a repr
+        ``"<fields.Integer(..."``, the ``"<fields.Integer"`` a test looks for in one): a repr
         shows the class's ``__name__``, which the rename changed, so the expectation follows it (everywhere, so a
         literal repr of the source and a test's expectation stay alike)."""
         content = [child for child in node.children if child.type not in ("string_start", "string_end")]
