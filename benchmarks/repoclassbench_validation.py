@@ -4,7 +4,7 @@ imported, classes equal to the ground truth (code: strings and comments aside), 
 failures (kept out of the metrics, with their reason in ``repoclassbench.toml``), emptied classes failing (of the
 tasks that are not known failures), and the time, then each reference that fails with its error. ``--projects
 a,b`` limits it to those states; ``--sandbox`` is passed to the engine (``none`` where bubblewrap cannot run
-the project's interpreter)."""
+the project's interpreter), ``--sample-timeout`` too."""
 
 from __future__ import annotations
 
@@ -41,6 +41,8 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--projects", default=None)
     parser.add_argument("--sandbox", choices=("bwrap", "none"), default="bwrap")
+    parser.add_argument("--sample-timeout", type=float, default=120,
+                        help="each sample's wall-clock limit (the engine's default): more for a loaded machine")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="rcb-validation-") as folder:
         out = Path(folder)
@@ -56,7 +58,7 @@ def main() -> None:
             references: dict[str, dict] = {}
             emptied_fail = 0
             if imported:
-                engine = [f"--repoexec-sandbox={args.sandbox}"]
+                engine = [f"--repoexec-sandbox={args.sandbox}", f"--repoexec-sample-timeout={args.sample_timeout}"]
                 references = _samples(project, args.workers, engine, out / f"{state.name}-references.json")
                 replay = out / f"{state.name}.jsonl"
                 replay.write_text("".join(json.dumps({"problem": f"{state.name}/{task.task.class_name}", "completions": [

@@ -19,6 +19,7 @@ import subprocess
 import sys
 import tarfile
 import tempfile
+import warnings
 import zipfile
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -46,6 +47,22 @@ RUNTIME_DISTRIBUTIONS = ("pytest", "pytest-timeout", "coverage")
 # requirements install (an old plugin's pytest) would be the one imported. They are installed at the runtime's
 # versions instead, whatever the requirements pin (uv's overrides); part of the environment's key.
 _RUNNER_PINNED = "runner pinned to the runtime's versions"
+# A project with ``runner = "project"`` runs its samples under its own pytest (pytest's own suite imports the runner:
+# the engine's would answer every ``import _pytest``). Its runtime holds the inner plugin, pytest-timeout and coverage
+# but no pytest, and in pytest's place a module that says why none was found: the project's own pytest (its
+# requirements, or its source on PYTHONPATH) is found before it; a warm process, which would import pytest
+# outside the sample's tree (for pytest's own suite: the candidate's module), stops there, with this message, and
+# the project's samples run in fresh processes. Part of that runtime's key and the environment's.
+_OWN_RUNNER = "the project's own pytest"
+_OWN_RUNNER_DISTRIBUTIONS = ("pytest-timeout", "coverage")
+_NO_PYTEST = '''"""Added by repoexec: this runtime holds no pytest (the project's manifest says runner = "project")."""
+
+raise ImportError(
+    "this project runs its own pytest (project.toml: runner = \\"project\\") and none was found before the engine's "
+    "runtime: its requirements or its source on PYTHONPATH must give one. A warm process, which imports pytest "
+    "outside the sample's tree, cannot preload it"
+)
+'''
 # What is installed comes with its bytecode: uv writes none by default, and every fresh interpreter then compiled
 # pytest and numpy from their sources again (half a second of numpy's import). Part of the environment's key.
 _COMPILED = "installed with bytecode"
@@ -60,6 +77,11 @@ _IGNORED = shutil.ignore_patterns(*_SKIPPED_FOLDERS, "*.pyc")
 
 class EnvironmentBuildError(Exception):
     """A project whose source or virtualenv could not be made; the message carries the tool's output."""
+
+
+class OwnRunnerWarning(UserWarning):
+    """A project runs its samples under its own pytest (``runner = "project"``): said once per environment, since
+    some of the engine's checks then stand on a pytest the engine did not choose, or are off."""
 
 
 class StaleRuntimeError(EnvironmentBuildError):
@@ -129,22 +151,36 @@ class Environments:
         source_key = project_source_key(project)
         source_root = self.cache / "sources" / f"{project.name}-{source_key}"
         build_once(source_root, lambda target: _materialise(project, target), self.cache)
-        runtime = self._runtime()
+        own = project.runner == "project"
+        runtime = self._runtime(own)
         env_key = _digest(
             [source_key, *sorted(project.requirements), project.resolve_before or "", *sorted(project.resolve_exempt),
              sys.executable, platform.python_version(), runtime.name,
-             *([_RUNNER_PINNED, _COMPILED] if project.requirements else [])]
+             *([_OWN_RUNNER if own else _RUNNER_PINNED, _COMPILED] if project.requirements else []),
+             *([_OWN_RUNNER] if own and not project.requirements else [])]
         )
         venv = self.cache / "venvs" / f"{project.name}-{env_key}"
         build_once(venv, lambda target: _make_virtualenv(project, target, runtime), self.cache)
+        if own:
+            warnings.warn(OwnRunnerWarning(
+                f"project {project.name} runs its samples under its own pytest ({project.manifest}: runner = "
+                "\"project\"): the engine's plugin, pytest-timeout and coverage run inside it; no warm process can "
+                "preload it (fresh processes); where the candidate's module is part of that pytest (pytest's own "
+                "suite), the audit hook, class watch and integrity check are off, and suite problems get no decoy"),
+                stacklevel=2)
         return ProjectEnv(project, source_root, _interpreter(venv), runtime)
 
-    def _runtime(self) -> Path:
-        """The inner runner's packages, shared by every virtualenv through a .pth file."""
-        dists = _distribution_closure(RUNTIME_DISTRIBUTIONS)
-        key = _digest([f"{d.metadata['Name']}=={d.version}" for d in dists] + [m.read_text() for m in RUNTIME_MODULES])
+    def _runtime(self, own_runner: bool = False) -> Path:
+        """The inner runner's packages, shared by every virtualenv through a .pth file; for a project that runs
+        its own pytest, the same less pytest and what only pytest needs."""
+        if own_runner:
+            dists = [importlib.metadata.distribution(name) for name in _OWN_RUNNER_DISTRIBUTIONS]
+        else:
+            dists = _distribution_closure(RUNTIME_DISTRIBUTIONS)
+        key = _digest([f"{d.metadata['Name']}=={d.version}" for d in dists] + [m.read_text() for m in RUNTIME_MODULES]
+                      + ([_OWN_RUNNER, _NO_PYTEST] if own_runner else []))
         runtime = self.cache / "runtime" / key
-        build_once(runtime, lambda target: _copy_runtime(dists, target), self.cache)
+        build_once(runtime, lambda target: _copy_runtime(dists, target, own_runner), self.cache)
         return runtime
 
 
@@ -319,7 +355,7 @@ def _make_virtualenv(project: Project, target: Path, runtime: Path) -> None:
         raise EnvironmentBuildError(f"project {project.name}: virtualenv failed: {exc}") from exc
     python = _interpreter(target)
     if project.requirements:
-        _install_requirements(project, python, runtime)
+        _install_requirements(project, python, runtime, own_runner=project.runner == "project")
     site_packages = subprocess.run(
         [str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
         capture_output=True, text=True, check=True,
@@ -327,11 +363,20 @@ def _make_virtualenv(project: Project, target: Path, runtime: Path) -> None:
     Path(site_packages, "_repoexec_runtime.pth").write_text(f"{runtime}\n")
 
 
-def _install_requirements(project: Project, python: Path, runtime: Path) -> None:
+def _install_requirements(project: Project, python: Path, runtime: Path, own_runner: bool = False) -> None:
     """The project's requirements resolved together with the runner's distributions at the runtime's versions (an
     override beats any pin) and the rest of their closure free of the date cap (an old date has no pluggy the
     runtime's pytest takes): the copies in site-packages are then the runtime's, or what its pytest accepts (a
-    project's packaging). A requirement that cannot live with them is refused, naming the project."""
+    project's packaging). A requirement that cannot live with them is refused, naming the project. A project that
+    runs its own pytest gets its requirements as they are: its pytest and plugins are the ones it pins."""
+    if own_runner:
+        result = subprocess.run(_install_command(project, python, None, ()), capture_output=True, text=True)
+        if result.returncode != 0:
+            raise EnvironmentBuildError(
+                f"project {project.name}: installing its requirements ({project.manifest}) failed (runner = "
+                f"\"project\": resolved as they are, its own pytest among them):\n"
+                f"{(result.stdout + result.stderr).strip()[-4000:]}")
+        return
     closure = json.loads((runtime / "manifest.json").read_text())
     pins = {name: closure[name] for name in RUNTIME_DISTRIBUTIONS}
     with tempfile.TemporaryDirectory(prefix="repoexec-overrides-") as scratch:
@@ -348,11 +393,11 @@ def _install_requirements(project: Project, python: Path, runtime: Path) -> None
         )
 
 
-def _install_command(project: Project, python: Path, overrides: Path, runner: tuple[str, ...]) -> list[str]:
+def _install_command(project: Project, python: Path, overrides: Path | None, runner: tuple[str, ...]) -> list[str]:
     """uv resolves and installs; it can also resolve as of a date, which old releases need."""
+    pinned = ["--overrides", str(overrides), "--requirements", str(overrides)] if overrides else []
     command = [uv.find_uv_bin(), "pip", "install", "--quiet", "--compile-bytecode", "--python", str(python),
-               "--overrides", str(overrides),
-               "--requirements", str(overrides), *project.requirements]
+               *pinned, *project.requirements]
     if project.resolve_before:
         command += ["--exclude-newer", f"{project.resolve_before}T23:59:59Z"]
         command += [f"--exclude-newer-package={name}={_FAR_FUTURE}"
@@ -382,7 +427,7 @@ def _distribution_closure(names: tuple[str, ...]) -> list[importlib.metadata.Dis
     return sorted(seen.values(), key=lambda d: d.metadata["Name"].lower())
 
 
-def _copy_runtime(dists: list[importlib.metadata.Distribution], target: Path) -> None:
+def _copy_runtime(dists: list[importlib.metadata.Distribution], target: Path, own_runner: bool = False) -> None:
     target.mkdir(parents=True)
     for dist in dists:
         for file in dist.files or []:
@@ -393,6 +438,8 @@ def _copy_runtime(dists: list[importlib.metadata.Distribution], target: Path) ->
             shutil.copy2(dist.locate_file(file), destination)
     for module in RUNTIME_MODULES:
         shutil.copy2(module, target / module.name)
+    if own_runner:
+        (target / "pytest.py").write_text(_NO_PYTEST)
     compileall.compile_dir(target, quiet=2, workers=1)
     (target / "manifest.json").write_text(
         json.dumps({d.metadata["Name"]: d.version for d in dists}, indent=1, sort_keys=True)

@@ -67,6 +67,9 @@ class Project:
     mount: str | None = None  # an absolute path where the tests import the source from (bubblewrap)
     workdir: str | None = None  # an absolute path where the source is also seen, as working directory
     build_extensions: bool = False  # compile the source's C extensions in place (setup.py build_ext --inplace)
+    # whose pytest runs the samples: the engine's (resolved over the project's pins) or the project's own, for a
+    # suite written for another pytest, or pytest's own, whose tests import the runner (see environment.py)
+    runner: str = "engine"
 
 
 @dataclass(frozen=True)
@@ -187,13 +190,16 @@ def _read_toml(path: Path) -> dict[str, Any]:
         raise ManifestError(path, "(file)", exc.strerror or str(exc)) from None
 
 
+RUNNERS = ("engine", "project")  # project.toml's runner: whose pytest runs the samples
+
+
 @functools.cache
 def load_project(manifest: Path) -> Project:
     """Load ``project.toml``; cached, since every problem of the project asks for it."""
     fields = _Fields(manifest, _read_toml(manifest))
     fields.reject_unknown(
         {"source", "import_root", "requirements", "python", "resolve_before", "resolve_exempt", "mount", "workdir",
-         "build_extensions"}
+         "build_extensions", "runner"}
     )
     source = _load_source(fields.table_at("source"), manifest.parent)
     import_root = fields.get("import_root", str, ".")
@@ -218,6 +224,9 @@ def load_project(manifest: Path) -> Project:
     if not all(isinstance(name, str) for name in resolve_exempt):
         raise fields.error("resolve_exempt", "expected a list of package names")
     mount, workdir = (_absolute_folder(fields, key) for key in ("mount", "workdir"))
+    runner = fields.get("runner", str, "engine")
+    if runner not in RUNNERS:
+        raise fields.error("runner", f"expected one of {', '.join(RUNNERS)}, got {runner!r}")
     return Project(
         name=manifest.parent.name,
         manifest=manifest,
@@ -230,6 +239,7 @@ def load_project(manifest: Path) -> Project:
         mount=mount,
         workdir=workdir,
         build_extensions=fields.get("build_extensions", bool, False),
+        runner=runner,
     )
 
 

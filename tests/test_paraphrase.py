@@ -423,3 +423,104 @@ def test_a_member_a_repository_base_declares_is_renamed_everywhere_or_nowhere(tm
     namespace: dict = {}
     exec(compile(rewritten, "fields.py", "exec"), namespace)  # the renamed classes still instantiate and work
     assert namespace["STrInG"]().sTrIp(" a ") == "a" and namespace["EmAiL"]().serialize(3) == "3"
+
+
+def test_a_bare_name_in_a_subclass_body_is_not_an_inherited_member(tmp_path: Path) -> None:
+    """marshmallow's case: ``validate=validate.OneOf(...)`` in a ``Schema`` subclass's body reads the module
+    ``validate``, since Python never finds an inherited member as a bare name in a class body; renaming it with
+    ``Schema.validate`` made every test module import-fail (``NameError: vAlIdAtE``). A name the body itself binds
+    is still the member."""
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "validate.py").write_text("def one_of(*choices):\n    return set(choices)\n")
+    (tmp_path / "pkg" / "schema.py").write_text(
+        "class Schema:\n    def validate(self, data):\n        return data in self.allowed\n\n\n"
+        "class Fixed(Schema):\n    def check(self, data):\n        return data\n\n    run = check\n")
+    (tmp_path / "pkg" / "users.py").write_text(
+        "from pkg import validate\nfrom pkg.schema import Fixed, Schema\n\n\n"
+        "class Users(Schema):\n    allowed = validate.one_of('a', 'b')\n\n\n"
+        "class Checked(Fixed):\n    again = check if False else None\n")
+    schema, fixed = ("pkg.schema", "Schema"), ("pkg.schema", "Fixed")
+    index = Index(tmp_path, ".")
+    renames = Renames(index, {"Schema": "SChEmA", "validate": "vAlIdAtE", "Fixed": "FiXeD", "check": "cHeCk"},
+                      {schema, fixed}, {schema: {"validate"}, fixed: {"check"}})
+    users = renames.rewrite((tmp_path / "pkg" / "users.py").read_text(), "pkg.users")
+    assert "    allowed = validate.one_of('a', 'b')" in users  # the module, not SChEmA.vAlIdAtE
+    assert "class Users(SChEmA):" in users
+    assert "    again = check if False else None" in users  # inherited: not a name of this body either
+    assert "    run = cHeCk" in renames.rewrite((tmp_path / "pkg" / "schema.py").read_text(), "pkg.schema")
+
+
+def test_the_trace_runs_a_parameter_id_a_path_would_fold_as_its_function() -> None:
+    """A node id whose parameter id a path join folds (``[http://x]``) names no test once joined, and one such id
+    made pytest run none of the trace's tests (marshmallow's URL tests): the trace runs the function instead."""
+    from pytest_repoexec.paraphrase.trace import _as_path_keeps_it
+
+    assert _as_path_keeps_it("tests/t.py::test_url[http://example.org]") == "tests/t.py::test_url"
+    assert _as_path_keeps_it("tests/t.py::test_url[a/./b]") == "tests/t.py::test_url"
+    assert _as_path_keeps_it("tests/t.py::TestX::test_y[1-2]") == "tests/t.py::TestX::test_y[1-2]"
+
+
+def test_a_parameter_id_made_from_a_renamed_class_is_spelled_anew(tmp_path: Path) -> None:
+    """pytest names a parameter that is a class by its ``__name__``: marshmallow's ``[Integer]`` tests are
+    ``[INtEgEr]`` once the class is renamed, and a suite that kept the old id ran none of them."""
+    from pytest_repoexec.paraphrase.manifest import _parameter_id
+
+    (tmp_path / "m.py").write_text("class Integer:\n    pass\n")
+    renames = Renames(Index(tmp_path, "."), {"Integer": "INtEgEr", "add": "aDd"}, {("m", "Integer")})
+    assert _parameter_id("Integer]", renames) == "INtEgEr]"
+    assert _parameter_id("Integer1-FieldClass22-add]", renames) == "INtEgEr1-FieldClass22-add]"  # add: a member
+    assert _parameter_id("Integers]", renames) == "Integers]"
+
+
+def test_a_string_that_opens_as_a_renamed_classs_repr_follows_it(tmp_path: Path) -> None:
+    """marshmallow's ``test_length_repr`` compares ``repr(Length(...))``, made from ``__name__``, with
+    ``"<Length(min=1, ...)>"``: the repr shows the renamed name, so the expectation is spelled anew; a string that
+    merely mentions the class, and one about another class, stay."""
+    (tmp_path / "v.py").write_text(
+        "class Length:\n    def __repr__(self):\n        return f\"<{type(self).__name__}(min=1)>\"\n")
+    (tmp_path / "test_v.py").write_text(
+        "from v import Length\n\n\ndef test_repr():\n    assert repr(Length()) == \"<Length(min=1)>\"\n"
+        "    assert \"Length(\" in \"a Length(\" and \"<Lengths>\" != \"<Length\"\n"
+        "    assert \"<v.Length(min=1)>\"\n")
+    renames = Renames(Index(tmp_path, "."), {"Length": "LeNgTh"}, {("v", "Length")})
+    test = renames.rewrite((tmp_path / "test_v.py").read_text(), "test_v")
+    assert 'assert repr(LeNgTh()) == "<LeNgTh(min=1)>"' in test
+    assert '"Length(" in "a Length(" and "<Lengths>" != "<LeNgTh"' in test  # only a repr's opening follows
+    assert 'assert "<v.LeNgTh(min=1)>"' in test  # a module's prefix before the name
+    namespace: dict = {}
+    exec(compile(renames.rewrite((tmp_path / "v.py").read_text(), "v") + test.split("\n", 1)[1], "t", "exec"),
+         namespace)
+    namespace["test_repr"]()  # the renamed class's repr equals the renamed expectation
+
+
+def test_the_trace_sees_a_store_that_reaches_a_renamed_setter(tmp_path: Path) -> None:
+    """marshmallow's ``myfield.default = 0`` on a field of no static type goes through the renamed ``default``
+    property's setter: the trace records the store's site as it records reads, so the rewriter renames it."""
+    import os
+
+    from pytest_repoexec.paraphrase import trace as tracing
+
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "field.py").write_text(
+        "class Field:\n    @property\n    def default(self):\n        return self._d\n\n"
+        "    @default.setter\n    def default(self, value):\n        self._d = value\n")
+    (tmp_path / "test_field.py").write_text(
+        "import pytest\nfrom pkg.field import Field\n\n\n@pytest.mark.parametrize('cls', [Field])\n"
+        "def test_store(cls):\n    f = cls()\n    f.default = 3\n    assert f._d == 3\n")
+    read, write = os.pipe()
+    classes = json.dumps([["pkg.field", "Field", ["default"]]])
+    process = subprocess.Popen(
+        [sys.executable, "-m", "pytest", "test_field.py", "-p", "repoexec_trace", "-q", "-p", "no:cacheprovider",
+         f"--repoexec-trace-fd={write}", f"--repoexec-trace-classes={classes}",
+         '--repoexec-trace-packages=["pkg"]', f"--repoexec-trace-source={tmp_path}"],
+        cwd=tmp_path, pass_fds=(write,), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        env={**os.environ, "PYTHONPATH": f"{Path(tracing.PLUGIN).parent}{os.pathsep}{tmp_path}",
+             "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"})
+    os.close(write)
+    with os.fdopen(read, "rb") as results:
+        document = json.loads(results.read())
+    output = process.communicate()[0].decode()
+    assert process.returncode == 0, output
+    assert ["test_field.py", 8, 13, "default", "pkg.field.Field", "pkg.field.Field"] in document["sites"]

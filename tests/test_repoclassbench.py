@@ -217,8 +217,34 @@ def test_pytests_state_gets_the_benchmarks_names_where_binding_alone_misses_them
     assert "self.parser.pRocesSOPtION(option)" in (src / "config" / "argparsing.py").read_text()
     assert '"repReNtRy"' in (src / "reports.py").read_text()
     assert 'self._aSsERT_StAte("SNAp", ("started", "suspended"))' in (src / "capture.py").read_text()
-    manifest = tomllib.loads((tmp_path / "pytest-7421f3bb94df" / "MonkeyPatch" / "problem.toml").read_text())
-    assert "its own pytest 7.2 as the runner" in manifest["known_failure"]
+    project = tomllib.loads((tmp_path / "pytest-7421f3bb94df" / "project.toml").read_text())
+    assert project["runner"] == "project"  # its tests import the runner: its own pytest runs them
+    assert not any("known_failure" in (folder / "problem.toml").read_text()
+                   for folder in (tmp_path / "pytest-7421f3bb94df").iterdir() if (folder / "problem.toml").is_file())
+    test_capture = (tmp_path / "pytest-7421f3bb94df" / "repo" / "testing" / "test_capture.py").read_text()
+    assert '"<FDCAPTURe 1 oldfd={} _state=' in test_capture  # a repr's string takes the renamed class's name
+    assert "version = '7.3.0.dev0'" in (src / "_version.py").read_text()
+
+
+@needs_data
+def test_pytests_own_suite_runs_under_its_own_pytest_in_the_sandbox(tmp_path: Path, run_repoexec,
+                                                                   pytester: pytest.Pytester) -> None:
+    """FDCAPTURe, a class of the runner itself: its tests import ``_pytest``, so the tree's renamed pytest 7.2 runs
+    them (fresh processes, the warm one refused with the reason), the engine's plugin reporting inside it; the
+    reference passes and the emptied class fails."""
+    import_benchmark(SHARED, tmp_path, {"pytest-7421f3bb94df"})
+    problem = tmp_path / "pytest-7421f3bb94df" / "FDCAPTURe"
+    result, report = run_repoexec(str(problem), subprocess=True)
+    assert report is not None and [(s["passed"], s["tests_passed"]) for s in report["samples"]] == [(True, 6)], \
+        result.stdout.str()[-3000:]
+    result.stdout.fnmatch_lines(["*OwnRunnerWarning: project pytest-7421f3bb94df runs its samples under its own pytest*"
+                                 "integrity check are off*",
+                                 "*WarmStartWarning: *this project runs its own pytest*"])
+    reference = tomllib.loads((problem / "problem.toml").read_text())["reference"]
+    replay = write_replay(pytester.path / "emptied.jsonl", {"pytest-7421f3bb94df/FDCAPTURe": [emptied(reference)]})
+    result, report = run_repoexec(str(problem), f"--repoexec-model=replay:{replay}", subprocess=True)
+    assert report is not None and [s["passed"] for s in report["samples"]] == [False], result.stdout.str()[-3000:]
+    assert report["samples"][0]["error_type"] != "Tampered"  # the runner's own code is not judged as a cheat
 
 
 @needs_data
@@ -227,8 +253,11 @@ def test_litestar_is_set_up_for_the_runner_and_keeps_its_known_failures(imported
     project = out / "litestar-1fb981da4b61"
     assert "'repoexec_pytest_compat']" in (project / "repo" / "conftest.py").read_text()
     assert "PytestRemovedIn9Warning" in (project / "repo" / "repoexec_pytest_compat.py").read_text()
+    compat = (project / "repo" / "repoexec_pytest_compat.py").read_text()
+    assert "def _ids_as_pytest_7():" in compat and "_repoexec_nose_style_methods" in compat
+    assert "Redis server" in tomllib.loads((project / "Request" / "problem.toml").read_text())["known_failure"]
     manifest = (project / "FileSystemAdapter" / "problem.toml").read_text()
-    assert 'known_failure = "test_file_adapter_info_handles_permission_exception' in manifest
+    assert "known_failure" not in manifest  # chmod 000 holds for the sample user
     assert "processes = 1024" in manifest and "timeout = 60" in manifest
 
 
@@ -246,3 +275,43 @@ def test_litestars_reference_passes_and_its_emptied_class_fails(imported: tuple[
     result, report = run_repoexec(str(problem), "--repoexec-sandbox=none", f"--repoexec-model=replay:{replay}",
                                   subprocess=True)
     assert report is not None and [s["passed"] for s in report["samples"]] == [False], result.stdout.str()[-3000:]
+
+
+def _chat_call(identifier: str, tool: str, **arguments: str) -> dict:
+    return {"id": identifier, "type": "function", "function": {"name": tool, "arguments": json.dumps(arguments)}}
+
+
+@needs_data
+def test_the_agent_runs_an_imported_task_end_to_end(imported: tuple[Path, dict], run_repoexec,
+                                                    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``agent:`` with a model scripted on loopback on litestar's Headers: its first answer (the emptied class) fails
+    the task's directives, which the agent feeds back; it looks up a base class in the imported repository, and its
+    second answer (the reference) passes: the benchmark's tests are the agent's oracle."""
+    from loopback import LoopbackServer
+
+    out, _ = imported
+    problem = out / "litestar-1fb981da4b61" / "Headers"
+    manifest = tomllib.loads((problem / "problem.toml").read_text())
+    fenced = "```python\n{}```".format
+    answers = [fenced(emptied(manifest["reference"])), {"tool_calls": [_chat_call("c1", "get_class_info", name="MultiMixin")]},
+               fenced(manifest["reference"])]
+    server = LoopbackServer(lambda body: answers.pop(0))
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+    try:
+        result, report = run_repoexec(str(problem), "--repoexec-sandbox=none", "--repoexec-model=agent:openai:test-model",
+                                      f"--repoexec-base-url={server.url}", "--repoexec-n=1",
+                                      "--repoexec-description=sketchy", subprocess=True)
+    finally:
+        server.close()
+    assert report is not None and report["metrics"]["pass@1"] == 1.0, result.stdout.str()[-3000:]
+    (transcript,) = report["agent"]["samples"]
+    assert [(a["number"], a["passed"]) for a in transcript["attempts"]] == [(1, False), (2, True)]
+    assert transcript["oracle_calls"] == 2 and not answers
+    first, second, third = [body for body in server.posts() if "messages" in body]
+    task = first["messages"][1]["content"]
+    assert manifest["prompt"]["description_sketchy"][:80] in task and "class Headers(" in task
+    assert "self._header_list" not in json.dumps(first)  # the reference's body stays hidden
+    feedback = second["messages"][-1]["content"]
+    assert any(directive.rpartition("::")[2] in feedback for directive in manifest["suite"])  # a directive failed
+    (info,) = [m["content"] for m in third["messages"] if m["role"] == "tool"]
+    assert "class MultiMixin(" in info and "litestar.datastructures.multi_dicts" in info  # read from the import

@@ -43,19 +43,96 @@ SETTINGS = Path(__file__).with_name("repoclassbench.toml")
 # A plugin put beside the project's code: its tests were written for a pytest before 9, under which what 9 made
 # errors (marks applied to fixtures) were deprecation warnings; the engine's runner is newer.
 COMPAT_PLUGIN = "repoexec_pytest_compat"
-COMPAT_SOURCE = '''"""Added by repoexec import: pytest's removed-in-9 deprecations are warnings again, as under the pytest these
-tests were written for: from here on while the first conftest files load (pytest catches warnings around that),
-and for the rest of the session through the configuration."""
+COMPAT_SOURCE = '''"""Added by repoexec import: what the pytest these tests were written for did and a newer one does not.
+pytest's removed-in-9 deprecations are warnings again: from here on while the first conftest files load (pytest
+catches warnings around that), and for the rest of the session through the configuration. A test class's
+nose-style setup() and teardown() methods run around each of its tests, as pytest before 8 ran them (with a
+deprecation warning). Parameter ids are made as the original's pytest 7 on Python 3.9 made them. A project's own
+older pytest (runner = "project") does all of that itself."""
 
+import inspect
+import unittest
 import warnings
 
 import pytest
 
-warnings.filterwarnings("default", category=pytest.PytestRemovedIn9Warning)
+_REMOVED = getattr(pytest, "PytestRemovedIn9Warning", None)
+if _REMOVED is not None:
+    warnings.filterwarnings("default", category=_REMOVED)
+try:
+    import _pytest.nose  # noqa: F401  (pytest before 8 runs nose-style methods itself)
+except ImportError:
+    _NOSE_GONE = True
+else:
+    _NOSE_GONE = False
 
 
 def pytest_configure(config):
-    config.addinivalue_line("filterwarnings", "default::pytest.PytestRemovedIn9Warning")
+    if _REMOVED is not None:
+        config.addinivalue_line("filterwarnings", "default::pytest.PytestRemovedIn9Warning")
+
+
+def _xunit(instance, preferred, nose, method):
+    """The class's ``nose`` method where it has no ``preferred`` one, called as pytest 7 called it."""
+    cls = type(instance)
+    if isinstance(instance, unittest.TestCase) or getattr(cls, preferred, None) is not None:
+        return
+    function = getattr(cls, nose, None)
+    if not callable(function) or type(function).__name__ == "FixtureFunctionDefinition" or \\
+            hasattr(function, "_pytestfixturefunction"):
+        return
+    bound = getattr(instance, nose)
+    try:
+        takes = len(inspect.signature(bound).parameters)
+    except (TypeError, ValueError):
+        takes = 0
+    bound(method) if takes else bound()
+
+
+def _ids_as_pytest_7():
+    """Parameter ids as the original's Python 3.9 and pytest 7 made them, which the benchmark's directives name:
+    typing forms (``Annotated[...]``, ``List[int]``), which had no ``__name__`` before Python 3.10, take
+    ``<argname><index>``; and a duplicate id takes its counter right after it (``2010``), where pytest 8 puts an
+    underscore after a digit and skips counters already taken (``201_0``)."""
+    from collections import Counter, defaultdict
+
+    from _pytest.python import IdMaker
+
+    by_value, unique = IdMaker._idval_from_value, IdMaker.make_unique_parameterset_ids
+
+    def _idval_from_value(self, val):
+        kind = type(val)
+        if kind.__module__ in ("typing", "typing_extensions") and not isinstance(val, type) and \\
+                (kind.__name__.endswith("Alias") or kind.__name__ in ("_SpecialForm", "_TupleType", "_CallableType")):
+            return None
+        return by_value(self, val)
+
+    def make_unique_parameterset_ids(self):
+        resolved = list(self._resolve_ids())
+        if len(resolved) == len(set(resolved)) or not all(isinstance(id, str) for id in resolved):
+            return unique(self)
+        counts, suffixes = Counter(resolved), defaultdict(int)
+        for index, id in enumerate(resolved):
+            if counts[id] > 1:
+                resolved[index] = f"{id}{suffixes[id]}"
+                suffixes[id] += 1
+        return resolved if len(resolved) == len(set(resolved)) else unique(self)
+
+    IdMaker._idval_from_value = _idval_from_value
+    IdMaker.make_unique_parameterset_ids = make_unique_parameterset_ids
+
+
+if _NOSE_GONE:  # pytest 8 or later
+    _ids_as_pytest_7()
+
+    @pytest.fixture(autouse=True)
+    def _repoexec_nose_style_methods(request):
+        instance = request.instance
+        if instance is not None:
+            _xunit(instance, "setup_method", "setup", request.function)
+        yield
+        if instance is not None:
+            _xunit(instance, "teardown_method", "teardown", request.function)
 '''
 # pytest-xdist's --dist=loadgroup reports a test of an xdist_group as "node id@group": an "@" inside a parameter's
 # id (requests' "mailto:user@example.org") is not one
@@ -235,6 +312,7 @@ def _write_state(project: Path, outcomes: list[TaskImport], settings: dict[str, 
     derived = derive(index, {o.task.class_name: located[o.task.task_id][1] for o in outcomes if o.error is None},
                      [outcome.task.ground_truth for outcome in outcomes])
     derived.renames(index).rewrite_files()
+    _spell_reprs(repo, outcomes, {name: derived.names[name] for _, name in index.classes if name in derived.names})
     for outcome in outcomes:
         if outcome.error is None:
             path = repo / outcome.task.path
@@ -260,8 +338,38 @@ def _write_state(project: Path, outcomes: list[TaskImport], settings: dict[str, 
                 "resolve_before": settings.get("resolve_before", date), "source": {"path": "repo"}}
     if exempt := settings.get("resolve_exempt"):
         manifest["resolve_exempt"] = exempt
+    if runner := settings.get("runner"):
+        manifest["runner"] = runner
     (project / PROJECT_MANIFEST).write_text(tomli_w.dumps(manifest), encoding="utf-8")
     return derived
+
+
+def _spell_reprs(repo: Path, outcomes: list[TaskImport], classes: dict[str, str]) -> None:
+    """In the tasks' test files, a renamed class's name where Python shows a class's ``__name__`` (a string that
+    opens as a repr does, ``"<FDCapture 1 oldfd=..."``, and the ``'PersonName' object is not ...`` of its messages)
+    is spelled with the class's new name: the benchmark's tests compare them so (FDCAPTURe's
+    ``test_simple_resume_suspend`` and PeRSoNnAmE's ``test_next`` are among their directives)."""
+    if not classes:
+        return
+    names = "|".join(map(re.escape, sorted(classes, key=len, reverse=True)))
+    opening = re.compile(rf"^<({names})(?=[ >])|(?<=')({names})(?=' object\b)")
+    for relative in sorted({d.split("::", 1)[0] for o in outcomes if o.error is None for d in o.task.directives}):
+        path = repo / relative
+        if not path.is_file():
+            continue
+        data, root = parse(path.read_text(encoding="utf-8"))
+        edits = [(node.start_byte, node.end_byte, opening.sub(_respelled(classes), node_text(node)))
+                 for node in walk(root) if node.type == "string_content" and opening.search(node_text(node))]
+        for start, end, text in sorted(edits, reverse=True):
+            data = data[:start] + text.encode("utf-8") + data[end:]
+        if edits:
+            path.write_bytes(data)
+
+
+def _respelled(classes: dict[str, str]):
+    def respell(match: re.Match) -> str:
+        return "<" + classes[match.group(1)] if match.group(1) else classes[match.group(2)]
+    return respell
 
 
 def _locate(repo: Path, import_root: str, task: Task) -> tuple[str, str]:

@@ -89,5 +89,18 @@ def _node_id(node_id: str, renames: Renames) -> str:
             key = renames.index.class_key(binding)
         else:
             new = renames.names[name] if name in renames.members(key) else name
-        renamed.append(new + bracket + rest)
+        renamed.append(new + bracket + (_parameter_id(rest, renames) if bracket else rest))
     return "::".join([path, *renamed])
+
+
+def _parameter_id(rest: str, renames: Renames) -> str:
+    """``Integer-2]``: pytest names a parameter that is a class or a function by its ``__name__`` (a duplicate with
+    a counter after it), so a renamed definition's part of the id is spelled anew; other parts stay."""
+    top = {name for _, name in renames.top}
+    parts = rest[:-1].split("-") if rest.endswith("]") else [rest]
+
+    def spelled(part: str) -> str:
+        name = part.rstrip("0123456789")
+        return renames.names[name] + part[len(name):] if name in top and name in renames.names else part
+
+    return "-".join(map(spelled, parts)) + ("]" if rest.endswith("]") else "")

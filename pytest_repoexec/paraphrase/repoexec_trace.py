@@ -6,7 +6,8 @@ members a base outside the repository also defines (``MutableMapping.popitem``: 
 name, so it must keep it); and where a subclass outside the benchmark (a test's) overrides one.
 
 It runs inside the project's virtualenv, loaded alone with ``-p repoexec_trace``; it wraps each benchmark class's
-``__getattribute__`` (its own, or the one it inherits), which only records and returns what the original returns.
+``__getattribute__`` and ``__setattr__`` (its own, or the ones it inherits: a store reaches a renamed property's
+setter, ``field.default = 0``), which only record and do what the originals do.
 A site is the caller's instruction, read from ``co_positions()`` (Python 3.11 and later): an access made from C
 (``getattr(x, "peek")``) lands on the span of a call, which no attribute of the source ends at. One JSON
 document goes to an inherited descriptor: ``sites`` as [file, end line, end column in UTF-8 bytes, name, the
@@ -76,6 +77,17 @@ class Tracer:
 
             setattr(__getattribute__, _WRAPPED, original)
             cls.__getattribute__ = __getattribute__
+            stored = cls.__setattr__
+            stored = getattr(stored, _WRAPPED, stored)
+
+            def __setattr__(self: Any, attribute: str, value: Any) -> None:  # a store: a property's setter
+                if attribute in watched:
+                    frame = sys._getframe(1)
+                    seen.add((frame.f_code, frame.f_lasti, attribute, label, type(self)))
+                stored(self, attribute, value)
+
+            setattr(__setattr__, _WRAPPED, stored)
+            cls.__setattr__ = __setattr__
         except Exception as exc:  # an unimportable module, a class that cannot take an attribute
             self.errors.append(f"{module}.{name}: {type(exc).__name__}: {exc}")
 

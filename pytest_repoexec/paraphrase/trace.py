@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any, NamedTuple
 
 from ..builder import BuildError
@@ -105,6 +105,14 @@ def problem_tests(renames: Renames, folder: Path, manifest: dict[str, Any]) -> d
     return {test: focal.parent / test.name for test in sorted(folder.glob("test_*.py"))}
 
 
+def _as_path_keeps_it(node: str) -> str:
+    """The node id, or its test function's where a path would fold its parameter id (``[http://x]``: ``//``
+    becomes ``/``): the suite runner joins node ids to the tree's root as paths, and one id that names no test
+    makes pytest run none of them (marshmallow's trace ran no test). Every parameter set of the function runs then,
+    which a trace, recording only, can afford."""
+    return node if str(PurePosixPath(node)) == node else node.split("[", 1)[0]
+
+
 def trace(manifest: Path, renames: Renames, problems: dict[Path, dict[str, Any]], cache: Path, sandbox: str,
           settings: SuiteSettings = SuiteSettings()) -> Traced:
     """Run the tests of ``problems`` (folder -> manifest) of the project ``manifest`` once, tracing the benchmark
@@ -114,7 +122,7 @@ def trace(manifest: Path, renames: Renames, problems: dict[Path, dict[str, Any]]
     if not classes:
         return Traced([], [], {}, [])
     packages = sorted({module.partition(".")[0] for module in renames.index.files})
-    nodes = sorted({node for problem in problems.values() for node in problem.get("suite", [])})
+    nodes = sorted({_as_path_keeps_it(node) for problem in problems.values() for node in problem.get("suite", [])})
     written = {at: test.read_bytes() for folder, problem in problems.items()
                for test, at in problem_tests(renames, folder, problem).items()}
     try:
