@@ -141,7 +141,8 @@ def _plan(env: ProjectEnv, plugin: Path, arguments: list[str], nodes: list[str],
         root, home, tmp, seen_plugin = scratch / "root", scratch / "home", scratch / "tmp", plugin_folder
         home.mkdir()
         tmp.mkdir()
-    argv = [str(env.python), "-m", "pytest", *(str(root / node) for node in nodes), "-p", plugin.stem,
+    # node ids joined as text, as the executor joins them: a node id is no path ("[https://...]" keeps its "//")
+    argv = [str(env.python), "-m", "pytest", *(f"{root}/{node}" for node in nodes), "-p", plugin.stem,
             "-p", "pytest_timeout", f"--timeout={settings.test_timeout}", f"--rootdir={root}", "-o", "addopts=",
             "-o", "required_plugins=", "-p", "no:cacheprovider", "-q", "--color=no",
             "--continue-on-collection-errors", *arguments]
