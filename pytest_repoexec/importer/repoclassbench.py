@@ -7,10 +7,12 @@ whole; a task that cannot be imported is reported by its id and leaves nothing b
 from __future__ import annotations
 
 import difflib
+import email.parser
 import json
 import os
 import re
 import shutil
+import subprocess
 import sys
 import tarfile
 import time
@@ -21,13 +23,16 @@ from pathlib import Path
 from typing import Any
 
 import tomli_w
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.version import InvalidVersion, Version
 
 from ..builder.classes import Klass
 from ..builder.context import Modules, full_context, module_classes
 from ..builder.pipeline import put_in_place
-from ..builder.requirements import declared_dependencies, requirement_files
+from ..builder.requirements import TEST_EXTRAS, declared_dependencies, keep_installable, requirement_files
+from ..environment import EnvironmentBuildError, _download_pypi
 from ..paraphrase.index import Index
-from ..problem import PROBLEM_MANIFEST, PROJECT_MANIFEST
+from ..problem import PROBLEM_MANIFEST, PROJECT_MANIFEST, Project, Source
 from ..syntax import definition_text, node_text, parse, walk
 from .repoclassbench_names import Derived, adopt_text_spellings, derive
 
@@ -173,12 +178,18 @@ class TaskImport:
     code_matches: bool | None = None  # ... and up to its strings and comments (the benchmark renamed words there too)
     difference: list[str] = field(default_factory=list)
     error: str | None = None
+    # a task whose tree is not in sources/ comes from a PyPI release: which one, and what it held
+    release: str | None = None  # "pvlib==0.9.0"
+    file_found: bool | None = None
+    class_found: bool | None = None
+    tests_in_source: bool | None = None  # every directive's test file is in the release's tree
 
     def row(self) -> dict[str, Any]:
         return {"task_id": self.task.task_id, "project": self.task.project, "problem": self.task.class_name,
                 "repository": self.task.repository, "version": self.task.version, "source": self.source,
                 "imported": self.imported, "class_matches": self.matches, "code_matches": self.code_matches,
-                "difference": self.difference,
+                "difference": self.difference, "release": self.release, "file_found": self.file_found,
+                "class_found": self.class_found, "tests_in_source": self.tests_in_source,
                 "error": self.error}
 
 
@@ -258,30 +269,82 @@ def import_state(sources: Path, tasks: list[Task], settings: dict[str, Any], out
     outcomes = [TaskImport(task) for task in tasks]
     state = StateImport(name, outcomes)
     found = sorted(sources.glob(f"*-{tasks[0].commit[:12]}.tar.gz"))
-    if not found:
+    if not found and not settings.get("pypi"):
         for outcome in outcomes:
-            outcome.error = (f"no source tree: sources/*-{tasks[0].commit[:12]}.tar.gz is not there (the PyPI release "
-                             f"nearest {tasks[0].repository} {tasks[0].version} would differ from the commit)")
+            outcome.error = (f"no source tree: sources/*-{tasks[0].commit[:12]}.tar.gz is not there, and "
+                             f"repoclassbench.toml names no PyPI project for {name}")
         return state
     staging = out / f".{name}.importing-{os.getpid()}"
     shutil.rmtree(staging, ignore_errors=True)
     project = staging / name
     try:
-        try:
-            date = _unpack(found[0], project / "repo")
-        except (tarfile.TarError, EOFError, OSError, zlib.error) as exc:
+        if found:
+            try:
+                date = _unpack(found[0], project / "repo")
+            except (tarfile.TarError, EOFError, OSError, zlib.error) as exc:
+                for outcome in outcomes:
+                    outcome.source, outcome.error = found[0].name, f"{found[0].name}: cannot be unpacked ({exc})"
+                return state
+            source = found[0].name
+        else:
+            try:
+                source = nearest_release(settings["pypi"], tasks[0].version, settings.get("release"))
+                date = _fetch_release(name, source, project / "repo")
+            except (LookupError, EnvironmentBuildError) as exc:
+                for outcome in outcomes:
+                    outcome.error = f"{outcome.task.task_id}: no source tree here, and from PyPI: {exc}"
+                return state
             for outcome in outcomes:
-                outcome.source, outcome.error = found[0].name, f"{found[0].name}: cannot be unpacked ({exc})"
-            return state
+                outcome.release = source
+            # an sdist has its PKG-INFO at the top; the engine's download falls back to the wheel alone
+            source = f"PyPI {source} " + ("sdist" if (project / "repo" / "PKG-INFO").is_file() else
+                                          "wheel (no sdist could be had)")
         for outcome in outcomes:
-            outcome.source = found[0].name
-        derived = _write_state(project, outcomes, settings, date)
+            outcome.source = source
+        derived = _write_state(project, outcomes, settings, date, released=not found)
         state.renamed, state.unresolved = derived.names, derived.unresolved
         if any(outcome.imported for outcome in outcomes):
             put_in_place(project, out / name)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return state
+
+
+def nearest_release(distribution: str, version: str | None, pinned: str | None = None) -> str:
+    """``name==version`` of the PyPI release nearest the task's version (``0.9`` -> ``0.9.0``): the first final
+    release of its series, what the version number itself names; ``pinned`` (repoclassbench.toml's ``release``)
+    where the benchmark's version and the commit disagree. The releases are listed by pip, as the engine fetches
+    them."""
+    if pinned:
+        return f"{distribution}=={pinned}"
+    if not version:
+        raise LookupError(f"the task gives no version to find a {distribution} release by")
+    result = subprocess.run([sys.executable, "-m", "pip", "index", "versions", "--disable-pip-version-check",
+                             distribution], capture_output=True, text=True)
+    listed = re.search(r"^Available versions: (.+)$", result.stdout, re.MULTILINE)
+    if not listed:
+        raise LookupError(f"pip index versions {distribution} lists no release: "
+                          f"{(result.stdout + result.stderr).strip()[-500:]}")
+    wanted = Version(version)
+    releases = []
+    for text in listed.group(1).split(", "):
+        try:
+            release = Version(text)
+        except InvalidVersion:
+            continue
+        if not release.is_prerelease and release.release[:len(wanted.release)] == wanted.release:
+            releases.append((release, text))
+    if not releases:
+        raise LookupError(f"{distribution} has no release of the series {version} on PyPI")
+    return f"{distribution}=={min(releases)[1]}"
+
+
+def _fetch_release(name: str, pin: str, target: Path) -> str:
+    """The release's sdist (completed from its wheel, or the wheel alone: the engine's own download of a PyPI
+    source) as ``target``; the date of its newest file, the release's date, for resolving its requirements."""
+    _download_pypi(Project(name, target / PROJECT_MANIFEST, Source("pypi", pin)), target)
+    stamp = max(path.stat().st_mtime for path in target.rglob("*") if path.is_file())
+    return datetime.fromtimestamp(stamp, timezone.utc).date().isoformat()
 
 
 def _unpack(tarball: Path, target: Path) -> str:
@@ -299,15 +362,18 @@ def _unpack(tarball: Path, target: Path) -> str:
     return datetime.fromtimestamp(stamp, timezone.utc).date().isoformat()
 
 
-def _write_state(project: Path, outcomes: list[TaskImport], settings: dict[str, Any], date: str) -> Derived:
+def _write_state(project: Path, outcomes: list[TaskImport], settings: dict[str, Any], date: str,
+                 released: bool = False) -> Derived:
     repo = project / "repo"
     import_root = "src" if all(o.task.path.startswith("src/") for o in outcomes) else "."
     located = {}
     for outcome in outcomes:
         try:
             located[outcome.task.task_id] = _locate(repo, import_root, outcome.task)
+            outcome.file_found = outcome.class_found = True
         except LookupError as exc:
             outcome.error = str(exc)
+            outcome.file_found, outcome.class_found = (repo / outcome.task.path).is_file(), False
     index = Index(repo, import_root)
     derived = derive(index, {o.task.class_name: located[o.task.task_id][1] for o in outcomes if o.error is None},
                      [outcome.task.ground_truth for outcome in outcomes])
@@ -330,10 +396,11 @@ def _write_state(project: Path, outcomes: list[TaskImport], settings: dict[str, 
         if outcome.error is None:
             try:
                 _write_problem(project, modules, located[outcome.task.task_id][0], outcome, known,
-                               {key: settings[key] for key in ("timeout", "limits") if key in settings})
+                               {key: settings[key] for key in ("timeout", "limits") if key in settings}, released)
             except LookupError as exc:
                 outcome.error = str(exc)
-    requirements = [*declared_dependencies(repo), *requirement_files(repo), *settings.get("requirements", [])]
+    requirements = [*declared_dependencies(repo), *(_released_dependencies(repo) if released else []),
+                    *requirement_files(repo), *settings.get("requirements", [])]
     manifest = {"import_root": import_root, "requirements": list(dict.fromkeys(requirements)),
                 "resolve_before": settings.get("resolve_before", date), "source": {"path": "repo"}}
     if exempt := settings.get("resolve_exempt"):
@@ -342,6 +409,25 @@ def _write_state(project: Path, outcomes: list[TaskImport], settings: dict[str, 
         manifest["runner"] = runner
     (project / PROJECT_MANIFEST).write_text(tomli_w.dumps(manifest), encoding="utf-8")
     return derived
+
+
+def _released_dependencies(repo: Path) -> list[str]:
+    """A release's dependencies and its test extras' requirements from its sdist's ``PKG-INFO``: a release whose
+    ``setup.py`` declares them in code (pvlib) has them there only."""
+    path = repo / "PKG-INFO"
+    if not path.is_file():
+        return []
+    metadata = email.parser.Parser().parsestr(path.read_text(encoding="utf-8", errors="replace"))
+    found = []
+    for text in metadata.get_all("Requires-Dist") or []:
+        try:
+            marker = Requirement(text).marker
+        except InvalidRequirement:
+            continue
+        extras = re.findall(r"""extra\s*==\s*["']([^"']+)["']""", str(marker or ""))
+        if not extras or any(extra.lower() in TEST_EXTRAS for extra in extras):
+            found.append(re.sub(r"""\s*(and\s+)?extra\s*==\s*["'][^"']+["']""", "", text).rstrip().rstrip(";"))
+    return keep_installable(found)
 
 
 def _spell_reprs(repo: Path, outcomes: list[TaskImport], classes: dict[str, str]) -> None:
@@ -389,8 +475,10 @@ def _locate(repo: Path, import_root: str, task: Task) -> tuple[str, str]:
 
 
 def _write_problem(project: Path, modules: Modules, module: str, outcome: TaskImport,
-                   known: dict[str, str], run: dict[str, Any]) -> None:
-    """The task's problem folder, once its class and every test directive are found in the renamed tree."""
+                   known: dict[str, str], run: dict[str, Any], released: bool = False) -> None:
+    """The task's problem folder, once its class and every test directive are found in the renamed tree; from a
+    PyPI release (``released``), only where the class also equals the ground truth: a release is not the task's
+    commit, and a class that differs would be another task."""
     task, repo = outcome.task, project / "repo"
     source = (repo / task.path).read_text(encoding="utf-8")
     data, root = parse(source)
@@ -399,7 +487,6 @@ def _write_problem(project: Path, modules: Modules, module: str, outcome: TaskIm
         raise LookupError(f"{task.task_id}: class {task.class_name!r} not in {task.path} after the rename")
     outer, node = found[0]
     reference = definition_text(data, outer, node)
-    _check_directives(repo, task)
     truth = _without_decorators(task.ground_truth)
     outcome.matches = _squeezed(truth) == _squeezed(_without_decorators(reference))
     outcome.code_matches = _code(truth) == _code(_without_decorators(reference))
@@ -408,6 +495,12 @@ def _write_problem(project: Path, modules: Modules, module: str, outcome: TaskIm
             [line.strip() for line in truth.splitlines() if line.strip()],
             [line.strip() for line in _without_decorators(reference).splitlines() if line.strip()],
             "ground_truth_class_body", "imported", n=0, lineterm=""))[2:22]
+    outcome.tests_in_source = all((repo / d.split("::", 1)[0]).is_file() for d in task.directives)
+    _check_directives(repo, task)
+    if released and not outcome.matches:
+        raise LookupError(f"{task.task_id}: class {task.class_name!r} of {outcome.release} differs from the "
+                          f"ground truth ({len(outcome.difference)} lines of difference, first: "
+                          f"{outcome.difference[0] if outcome.difference else '?'})")
     try:
         context = full_context(modules, Klass(task.path, module, task.class_name, reference, None, ()))
     except StopIteration:  # a class the context reader cannot place (defined under a block): no context
