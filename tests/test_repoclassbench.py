@@ -322,9 +322,12 @@ PVLIB = "pvlib-python-27a3a07ebc84"  # a state whose tree is not in sources/: fr
 
 
 @needs_data
-def test_a_task_without_a_tree_comes_from_the_pypi_release_whose_class_equals_the_ground_truth(tmp_path: Path) -> None:
+def test_a_task_without_a_tree_comes_from_the_pypi_release_whose_class_equals_the_ground_truth(
+        tmp_path: Path, run_repoexec, pytester: pytest.Pytester) -> None:
     """pvlib's two tasks, from the release repoclassbench.toml names (0.10.2): the sdist's classes equal the
-    ground truth, its tests hold the directives, and both are written as problems on its tree."""
+    ground truth, its tests hold the directives, and both are written as problems on its tree; Array's reference
+    passes its 33 directives (the tests' strings spelled as the benchmark renamed them) and its emptied class
+    fails them."""
     state, = import_benchmark(SHARED, tmp_path, {PVLIB})
     rows = {task.task.task_id: task for task in state.tasks}
     assert set(rows) == {"pvlib__pvlib-python-1854_pvsYsTem", "pvlib__pvlib-python-1854_Array"}
@@ -340,6 +343,17 @@ def test_a_task_without_a_tree_comes_from_the_pypi_release_whose_class_equals_th
     assert "def test_PVSystem_single_array" in (project / "repo" / "pvlib" / "tests" / "test_pvsystem.py").read_text()
     requirements = tomllib.loads((project / "project.toml").read_text())["requirements"]
     assert "h5py" in requirements and "requests-mock" in requirements  # from the sdist's PKG-INFO
+    tests = (project / "repo" / "pvlib" / "tests" / "test_pvsystem.py").read_text()
+    assert "mount: fIxEdMOUNt(surface_tilt=30" in tests and "'pvlib.pvsystem.SCalE_vOLtaGe_cUrrENT_pOWEr'" in tests
+    problem = project / "Array"
+    result, report = run_repoexec(str(problem), "--repoexec-sandbox=none", subprocess=True)
+    assert report is not None and [(s["passed"], s["tests_passed"]) for s in report["samples"]] == [(True, 33)], \
+        result.stdout.str()[-3000:]
+    reference = tomllib.loads((problem / "problem.toml").read_text())["reference"]
+    replay = write_replay(pytester.path / "emptied.jsonl", {f"{PVLIB}/Array": [emptied(reference)]})
+    result, report = run_repoexec(str(problem), "--repoexec-sandbox=none", f"--repoexec-model=replay:{replay}",
+                                  subprocess=True)
+    assert report is not None and [s["passed"] for s in report["samples"]] == [False], result.stdout.str()[-3000:]
 
 
 @needs_data

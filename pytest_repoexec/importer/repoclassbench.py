@@ -378,7 +378,8 @@ def _write_state(project: Path, outcomes: list[TaskImport], settings: dict[str, 
     derived = derive(index, {o.task.class_name: located[o.task.task_id][1] for o in outcomes if o.error is None},
                      [outcome.task.ground_truth for outcome in outcomes])
     derived.renames(index).rewrite_files()
-    _spell_reprs(repo, outcomes, {name: derived.names[name] for _, name in index.classes if name in derived.names})
+    _spell_reprs(repo, outcomes, {name: derived.names[name] for _, name in index.classes if name in derived.names},
+                 derived.names if settings.get("respell_strings") else None)
     for outcome in outcomes:
         if outcome.error is None:
             path = repo / outcome.task.path
@@ -430,22 +431,37 @@ def _released_dependencies(repo: Path) -> list[str]:
     return keep_installable(found)
 
 
-def _spell_reprs(repo: Path, outcomes: list[TaskImport], classes: dict[str, str]) -> None:
+def _spell_reprs(repo: Path, outcomes: list[TaskImport], classes: dict[str, str],
+                 names: dict[str, str] | None = None) -> None:
     """In the tasks' test files, a renamed class's name where Python shows a class's ``__name__`` (a string that
     opens as a repr does, ``"<FDCapture 1 oldfd=..."``, and the ``'PersonName' object is not ...`` of its messages)
     is spelled with the class's new name: the benchmark's tests compare them so (FDCAPTURe's
-    ``test_simple_resume_suspend`` and PeRSoNnAmE's ``test_next`` are among their directives)."""
+    ``test_simple_resume_suspend`` and PeRSoNnAmE's ``test_next`` are among their directives). With ``names``
+    (every rename; repoclassbench.toml's ``respell_strings``), also where a dataclass's repr shows a class
+    (``FixedMount(surface_tilt=``) and a renamed name at the end of a dotted path into the tree
+    (``mocker.patch('pvlib.pvsystem.scale_voltage_current_power')``): pvlib's directives use both."""
     if not classes:
         return
-    names = "|".join(map(re.escape, sorted(classes, key=len, reverse=True)))
-    opening = re.compile(rf"^<({names})(?=[ >])|(?<=')({names})(?=' object\b)")
+    alternatives = "|".join(map(re.escape, sorted(classes, key=len, reverse=True)))
+    opening = re.compile(rf"^<({alternatives})(?=[ >])|(?<=')({alternatives})(?=' object\b)" +
+                         (rf"|(?<![\w.])({alternatives})(?=\()" if names else ""))
+    packages = {path.name for path in repo.iterdir() if path.is_dir()}
+    dotted = re.compile(r"((?:[A-Za-z_]\w*\.)+)([A-Za-z_]\w*)")
+
+    def respell(text: str) -> str:
+        text = opening.sub(_respelled(classes), text)
+        if names and (path := dotted.fullmatch(text)) and path.group(1).split(".")[0] in packages and \
+                path.group(2) in names:
+            text = path.group(1) + names[path.group(2)]
+        return text
+
     for relative in sorted({d.split("::", 1)[0] for o in outcomes if o.error is None for d in o.task.directives}):
         path = repo / relative
         if not path.is_file():
             continue
         data, root = parse(path.read_text(encoding="utf-8"))
-        edits = [(node.start_byte, node.end_byte, opening.sub(_respelled(classes), node_text(node)))
-                 for node in walk(root) if node.type == "string_content" and opening.search(node_text(node))]
+        edits = [(node.start_byte, node.end_byte, respell(node_text(node)))
+                 for node in walk(root) if node.type == "string_content" and respell(node_text(node)) != node_text(node)]
         for start, end, text in sorted(edits, reverse=True):
             data = data[:start] + text.encode("utf-8") + data[end:]
         if edits:
@@ -454,7 +470,7 @@ def _spell_reprs(repo: Path, outcomes: list[TaskImport], classes: dict[str, str]
 
 def _respelled(classes: dict[str, str]):
     def respell(match: re.Match) -> str:
-        return "<" + classes[match.group(1)] if match.group(1) else classes[match.group(2)]
+        return "<" + classes[match.group(1)] if match.group(1) else classes[match.group(2) or match.group(3)]
     return respell
 
 
