@@ -297,11 +297,11 @@ def import_state(sources: Path, tasks: list[Task], settings: dict[str, Any], out
             for outcome in outcomes:
                 outcome.release = source
             # an sdist has its PKG-INFO at the top; the engine's download falls back to the wheel alone
-            source = f"PyPI {source} " + ("sdist" if (project / "repo" / "PKG-INFO").is_file() else
-                                          "wheel (no sdist could be had)")
+            kind = "sdist" if (project / "repo" / "PKG-INFO").is_file() else "wheel"
+            source = f"PyPI {source} " + ("sdist" if kind == "sdist" else "wheel (no sdist could be had)")
         for outcome in outcomes:
             outcome.source = source
-        derived = _write_state(project, outcomes, settings, date, released=not found)
+        derived = _write_state(project, outcomes, settings, date, released=None if found else kind)
         state.renamed, state.unresolved = derived.names, derived.unresolved
         if any(outcome.imported for outcome in outcomes):
             put_in_place(project, out / name)
@@ -363,7 +363,7 @@ def _unpack(tarball: Path, target: Path) -> str:
 
 
 def _write_state(project: Path, outcomes: list[TaskImport], settings: dict[str, Any], date: str,
-                 released: bool = False) -> Derived:
+                 released: str | None = None) -> Derived:
     repo = project / "repo"
     import_root = "src" if all(o.task.path.startswith("src/") for o in outcomes) else "."
     located = {}
@@ -413,10 +413,12 @@ def _write_state(project: Path, outcomes: list[TaskImport], settings: dict[str, 
 
 
 def _released_dependencies(repo: Path) -> list[str]:
-    """A release's dependencies and its test extras' requirements from its sdist's ``PKG-INFO``: a release whose
-    ``setup.py`` declares them in code (pvlib) has them there only."""
-    path = repo / "PKG-INFO"
-    if not path.is_file():
+    """A release's dependencies and its test extras' requirements from its sdist's ``PKG-INFO`` (or its wheel's
+    ``METADATA``, where the wheel alone could be had): a release whose ``setup.py`` declares them in code (pvlib)
+    has them there only."""
+    found_files = [repo / "PKG-INFO", *sorted(repo.glob("*.dist-info/METADATA"))]
+    path = next((path for path in found_files if path.is_file()), None)
+    if path is None:
         return []
     metadata = email.parser.Parser().parsestr(path.read_text(encoding="utf-8", errors="replace"))
     found = []
@@ -491,10 +493,12 @@ def _locate(repo: Path, import_root: str, task: Task) -> tuple[str, str]:
 
 
 def _write_problem(project: Path, modules: Modules, module: str, outcome: TaskImport,
-                   known: dict[str, str], run: dict[str, Any], released: bool = False) -> None:
+                   known: dict[str, str], run: dict[str, Any], released: str | None = None) -> None:
     """The task's problem folder, once its class and every test directive are found in the renamed tree; from a
-    PyPI release (``released``), only where the class also equals the ground truth: a release is not the task's
-    commit, and a class that differs would be another task."""
+    PyPI release (``released``: "sdist" or "wheel"), only where the class also equals the ground truth (a release is
+    not the task's commit, and a class that differs would be another task) and from its sdist: a wheel's compiled
+    extensions import the names the benchmark renamed by their old spelling (scikit-learn's ``_random.pyx``
+    imports ``check_random_state``), and only a build of the renamed sources would follow them."""
     task, repo = outcome.task, project / "repo"
     source = (repo / task.path).read_text(encoding="utf-8")
     data, root = parse(source)
@@ -513,6 +517,10 @@ def _write_problem(project: Path, modules: Modules, module: str, outcome: TaskIm
             "ground_truth_class_body", "imported", n=0, lineterm=""))[2:22]
     outcome.tests_in_source = all((repo / d.split("::", 1)[0]).is_file() for d in task.directives)
     _check_directives(repo, task)
+    if released == "wheel":
+        raise LookupError(f"{task.task_id}: only the wheel of {outcome.release} could be had, and a wheel's compiled "
+                          "extensions import the renamed names by their old spelling: a task is written from its "
+                          "release's sdist only")
     if released and not outcome.matches:
         raise LookupError(f"{task.task_id}: class {task.class_name!r} of {outcome.release} differs from the "
                           f"ground truth ({len(outcome.difference)} lines of difference, first: "
@@ -597,12 +605,20 @@ def command(folder: Path, out: Path, projects: str | None) -> int:
             print(f"    rename not read back: {note}")
     outcomes = [outcome for state in states for outcome in state.tasks]
     for outcome in outcomes:
+        if outcome.release:
+            print(f"from PyPI: {outcome.task.task_id}: {outcome.source}, class found: {_yes(outcome.class_found)}, "
+                  f"equal: {_yes(outcome.matches)}, tests in the release: {_yes(outcome.tests_in_source)}")
+    for outcome in outcomes:
         if outcome.error:
             print(f"not imported: {outcome.task.task_id}: {outcome.error}")
         elif not outcome.code_matches:
             print(f"differs from the ground truth: {outcome.task.task_id}: " + " | ".join(outcome.difference[:4]))
     print(f"written to {out} (report: {out / REPORT}) in {time.monotonic() - started:.1f} s")
     return 1 if any(outcome.error for outcome in outcomes) else 0
+
+
+def _yes(value: bool | None) -> str:
+    return "-" if value is None else "yes" if value else "no"
 
 
 def emptied(reference: str) -> str:
