@@ -16,7 +16,8 @@ import pytest
 
 from conftest import write_replay
 from pytest_repoexec.cli import main
-from pytest_repoexec.importer.repoclassbench import emptied, import_benchmark, task_of
+from pytest_repoexec.importer.repoclassbench import emptied, import_benchmark, import_state, nearest_release, \
+    read_tasks, task_of
 from pytest_repoexec.importer.repoclassbench_names import adopt_text_spellings, derive
 from pytest_repoexec.paraphrase.index import Index
 
@@ -315,3 +316,55 @@ def test_the_agent_runs_an_imported_task_end_to_end(imported: tuple[Path, dict],
     assert any(directive.rpartition("::")[2] in feedback for directive in manifest["suite"])  # a directive failed
     (info,) = [m["content"] for m in third["messages"] if m["role"] == "tool"]
     assert "class MultiMixin(" in info and "litestar.datastructures.multi_dicts" in info  # read from the import
+
+
+PVLIB = "pvlib-python-27a3a07ebc84"  # a state whose tree is not in sources/: from PyPI
+
+
+@needs_data
+def test_a_task_without_a_tree_comes_from_the_pypi_release_whose_class_equals_the_ground_truth(
+        tmp_path: Path, run_repoexec, pytester: pytest.Pytester) -> None:
+    """pvlib's two tasks, from the release repoclassbench.toml names (0.10.2): the sdist's classes equal the
+    ground truth, its tests hold the directives, and both are written as problems on its tree; Array's reference
+    passes its 33 directives (the tests' strings spelled as the benchmark renamed them) and its emptied class
+    fails them."""
+    state, = import_benchmark(SHARED, tmp_path, {PVLIB})
+    rows = {task.task.task_id: task for task in state.tasks}
+    assert set(rows) == {"pvlib__pvlib-python-1854_pvsYsTem", "pvlib__pvlib-python-1854_Array"}
+    for task_id, row in rows.items():
+        assert row.error is None, f"{task_id}: {row.error}"
+        assert (row.release, row.source) == ("pvlib==0.10.2", "PyPI pvlib==0.10.2 sdist")
+        assert row.file_found and row.class_found and row.matches and row.code_matches and row.tests_in_source
+    assert state.renamed["PVSystem"] == "pvsYsTem"
+    project = tmp_path / PVLIB
+    manifest = tomllib.loads((project / "pvsYsTem" / "problem.toml").read_text())
+    assert manifest["module"] == "pvlib.pvsystem" and len(manifest["suite"]) == manifest["test_count"] == 60
+    assert manifest["reference"].startswith("class pvsYsTem:")
+    assert "def test_PVSystem_single_array" in (project / "repo" / "pvlib" / "tests" / "test_pvsystem.py").read_text()
+    requirements = tomllib.loads((project / "project.toml").read_text())["requirements"]
+    assert "h5py" in requirements and "requests-mock" in requirements  # from the sdist's PKG-INFO
+    tests = (project / "repo" / "pvlib" / "tests" / "test_pvsystem.py").read_text()
+    assert "mount: fIxEdMOUNt(surface_tilt=30" in tests and "'pvlib.pvsystem.SCalE_vOLtaGe_cUrrENT_pOWEr'" in tests
+    problem = project / "Array"
+    result, report = run_repoexec(str(problem), "--repoexec-sandbox=none", subprocess=True)
+    assert report is not None and [(s["passed"], s["tests_passed"]) for s in report["samples"]] == [(True, 33)], \
+        result.stdout.str()[-3000:]
+    reference = tomllib.loads((problem / "problem.toml").read_text())["reference"]
+    replay = write_replay(pytester.path / "emptied.jsonl", {f"{PVLIB}/Array": [emptied(reference)]})
+    result, report = run_repoexec(str(problem), "--repoexec-sandbox=none", f"--repoexec-model=replay:{replay}",
+                                  subprocess=True)
+    assert report is not None and [s["passed"] for s in report["samples"]] == [False], result.stdout.str()[-3000:]
+
+
+@needs_data
+def test_a_release_whose_class_differs_is_reported_and_nothing_is_written(tmp_path: Path) -> None:
+    """The release nearest the benchmark's version (0.9 -> pvlib 0.9.0) is not the commit's: its classes differ
+    from the ground truth, each task says so by its id, with the difference, and no project is written."""
+    assert nearest_release("pvlib", "0.9") == "pvlib==0.9.0"
+    tasks = [task for task in read_tasks(SHARED) if task.project == PVLIB]
+    state = import_state(SHARED / "sources", tasks, {"pypi": "pvlib"}, tmp_path)
+    for row in state.tasks:
+        assert row.release == "pvlib==0.9.0" and row.file_found and row.class_found and row.tests_in_source
+        assert row.matches is False and row.difference and not row.imported
+        assert row.error and row.error.startswith(row.task.task_id), row.error
+    assert not list(tmp_path.iterdir())

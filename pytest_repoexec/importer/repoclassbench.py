@@ -7,10 +7,12 @@ whole; a task that cannot be imported is reported by its id and leaves nothing b
 from __future__ import annotations
 
 import difflib
+import email.parser
 import json
 import os
 import re
 import shutil
+import subprocess
 import sys
 import tarfile
 import time
@@ -21,13 +23,16 @@ from pathlib import Path
 from typing import Any
 
 import tomli_w
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.version import InvalidVersion, Version
 
 from ..builder.classes import Klass
 from ..builder.context import Modules, full_context, module_classes
 from ..builder.pipeline import put_in_place
-from ..builder.requirements import declared_dependencies, requirement_files
+from ..builder.requirements import TEST_EXTRAS, declared_dependencies, keep_installable, requirement_files
+from ..environment import EnvironmentBuildError, _download_pypi
 from ..paraphrase.index import Index
-from ..problem import PROBLEM_MANIFEST, PROJECT_MANIFEST
+from ..problem import PROBLEM_MANIFEST, PROJECT_MANIFEST, Project, Source
 from ..syntax import definition_text, node_text, parse, walk
 from .repoclassbench_names import Derived, adopt_text_spellings, derive
 
@@ -173,12 +178,18 @@ class TaskImport:
     code_matches: bool | None = None  # ... and up to its strings and comments (the benchmark renamed words there too)
     difference: list[str] = field(default_factory=list)
     error: str | None = None
+    # a task whose tree is not in sources/ comes from a PyPI release: which one, and what it held
+    release: str | None = None  # "pvlib==0.9.0"
+    file_found: bool | None = None
+    class_found: bool | None = None
+    tests_in_source: bool | None = None  # every directive's test file is in the release's tree
 
     def row(self) -> dict[str, Any]:
         return {"task_id": self.task.task_id, "project": self.task.project, "problem": self.task.class_name,
                 "repository": self.task.repository, "version": self.task.version, "source": self.source,
                 "imported": self.imported, "class_matches": self.matches, "code_matches": self.code_matches,
-                "difference": self.difference,
+                "difference": self.difference, "release": self.release, "file_found": self.file_found,
+                "class_found": self.class_found, "tests_in_source": self.tests_in_source,
                 "error": self.error}
 
 
@@ -258,30 +269,82 @@ def import_state(sources: Path, tasks: list[Task], settings: dict[str, Any], out
     outcomes = [TaskImport(task) for task in tasks]
     state = StateImport(name, outcomes)
     found = sorted(sources.glob(f"*-{tasks[0].commit[:12]}.tar.gz"))
-    if not found:
+    if not found and not settings.get("pypi"):
         for outcome in outcomes:
-            outcome.error = (f"no source tree: sources/*-{tasks[0].commit[:12]}.tar.gz is not there (the PyPI release "
-                             f"nearest {tasks[0].repository} {tasks[0].version} would differ from the commit)")
+            outcome.error = (f"no source tree: sources/*-{tasks[0].commit[:12]}.tar.gz is not there, and "
+                             f"repoclassbench.toml names no PyPI project for {name}")
         return state
     staging = out / f".{name}.importing-{os.getpid()}"
     shutil.rmtree(staging, ignore_errors=True)
     project = staging / name
     try:
-        try:
-            date = _unpack(found[0], project / "repo")
-        except (tarfile.TarError, EOFError, OSError, zlib.error) as exc:
+        if found:
+            try:
+                date = _unpack(found[0], project / "repo")
+            except (tarfile.TarError, EOFError, OSError, zlib.error) as exc:
+                for outcome in outcomes:
+                    outcome.source, outcome.error = found[0].name, f"{found[0].name}: cannot be unpacked ({exc})"
+                return state
+            source = found[0].name
+        else:
+            try:
+                source = nearest_release(settings["pypi"], tasks[0].version, settings.get("release"))
+                date = _fetch_release(name, source, project / "repo")
+            except (LookupError, EnvironmentBuildError) as exc:
+                for outcome in outcomes:
+                    outcome.error = f"{outcome.task.task_id}: no source tree here, and from PyPI: {exc}"
+                return state
             for outcome in outcomes:
-                outcome.source, outcome.error = found[0].name, f"{found[0].name}: cannot be unpacked ({exc})"
-            return state
+                outcome.release = source
+            # an sdist has its PKG-INFO at the top; the engine's download falls back to the wheel alone
+            kind = "sdist" if (project / "repo" / "PKG-INFO").is_file() else "wheel"
+            source = f"PyPI {source} " + ("sdist" if kind == "sdist" else "wheel (no sdist could be had)")
         for outcome in outcomes:
-            outcome.source = found[0].name
-        derived = _write_state(project, outcomes, settings, date)
+            outcome.source = source
+        derived = _write_state(project, outcomes, settings, date, released=None if found else kind)
         state.renamed, state.unresolved = derived.names, derived.unresolved
         if any(outcome.imported for outcome in outcomes):
             put_in_place(project, out / name)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return state
+
+
+def nearest_release(distribution: str, version: str | None, pinned: str | None = None) -> str:
+    """``name==version`` of the PyPI release nearest the task's version (``0.9`` -> ``0.9.0``): the first final
+    release of its series, what the version number itself names; ``pinned`` (repoclassbench.toml's ``release``)
+    where the benchmark's version and the commit disagree. The releases are listed by pip, as the engine fetches
+    them."""
+    if pinned:
+        return f"{distribution}=={pinned}"
+    if not version:
+        raise LookupError(f"the task gives no version to find a {distribution} release by")
+    result = subprocess.run([sys.executable, "-m", "pip", "index", "versions", "--disable-pip-version-check",
+                             distribution], capture_output=True, text=True)
+    listed = re.search(r"^Available versions: (.+)$", result.stdout, re.MULTILINE)
+    if not listed:
+        raise LookupError(f"pip index versions {distribution} lists no release: "
+                          f"{(result.stdout + result.stderr).strip()[-500:]}")
+    wanted = Version(version)
+    releases = []
+    for text in listed.group(1).split(", "):
+        try:
+            release = Version(text)
+        except InvalidVersion:
+            continue
+        if not release.is_prerelease and release.release[:len(wanted.release)] == wanted.release:
+            releases.append((release, text))
+    if not releases:
+        raise LookupError(f"{distribution} has no release of the series {version} on PyPI")
+    return f"{distribution}=={min(releases)[1]}"
+
+
+def _fetch_release(name: str, pin: str, target: Path) -> str:
+    """The release's sdist (completed from its wheel, or the wheel alone: the engine's own download of a PyPI
+    source) as ``target``; the date of its newest file, the release's date, for resolving its requirements."""
+    _download_pypi(Project(name, target / PROJECT_MANIFEST, Source("pypi", pin)), target)
+    stamp = max(path.stat().st_mtime for path in target.rglob("*") if path.is_file())
+    return datetime.fromtimestamp(stamp, timezone.utc).date().isoformat()
 
 
 def _unpack(tarball: Path, target: Path) -> str:
@@ -299,20 +362,24 @@ def _unpack(tarball: Path, target: Path) -> str:
     return datetime.fromtimestamp(stamp, timezone.utc).date().isoformat()
 
 
-def _write_state(project: Path, outcomes: list[TaskImport], settings: dict[str, Any], date: str) -> Derived:
+def _write_state(project: Path, outcomes: list[TaskImport], settings: dict[str, Any], date: str,
+                 released: str | None = None) -> Derived:
     repo = project / "repo"
     import_root = "src" if all(o.task.path.startswith("src/") for o in outcomes) else "."
     located = {}
     for outcome in outcomes:
         try:
             located[outcome.task.task_id] = _locate(repo, import_root, outcome.task)
+            outcome.file_found = outcome.class_found = True
         except LookupError as exc:
             outcome.error = str(exc)
+            outcome.file_found, outcome.class_found = (repo / outcome.task.path).is_file(), False
     index = Index(repo, import_root)
     derived = derive(index, {o.task.class_name: located[o.task.task_id][1] for o in outcomes if o.error is None},
                      [outcome.task.ground_truth for outcome in outcomes])
     derived.renames(index).rewrite_files()
-    _spell_reprs(repo, outcomes, {name: derived.names[name] for _, name in index.classes if name in derived.names})
+    _spell_reprs(repo, outcomes, {name: derived.names[name] for _, name in index.classes if name in derived.names},
+                 derived.names if settings.get("respell_strings") else None)
     for outcome in outcomes:
         if outcome.error is None:
             path = repo / outcome.task.path
@@ -330,10 +397,11 @@ def _write_state(project: Path, outcomes: list[TaskImport], settings: dict[str, 
         if outcome.error is None:
             try:
                 _write_problem(project, modules, located[outcome.task.task_id][0], outcome, known,
-                               {key: settings[key] for key in ("timeout", "limits") if key in settings})
+                               {key: settings[key] for key in ("timeout", "limits") if key in settings}, released)
             except LookupError as exc:
                 outcome.error = str(exc)
-    requirements = [*declared_dependencies(repo), *requirement_files(repo), *settings.get("requirements", [])]
+    requirements = [*declared_dependencies(repo), *(_released_dependencies(repo) if released else []),
+                    *requirement_files(repo), *settings.get("requirements", [])]
     manifest = {"import_root": import_root, "requirements": list(dict.fromkeys(requirements)),
                 "resolve_before": settings.get("resolve_before", date), "source": {"path": "repo"}}
     if exempt := settings.get("resolve_exempt"):
@@ -344,22 +412,58 @@ def _write_state(project: Path, outcomes: list[TaskImport], settings: dict[str, 
     return derived
 
 
-def _spell_reprs(repo: Path, outcomes: list[TaskImport], classes: dict[str, str]) -> None:
+def _released_dependencies(repo: Path) -> list[str]:
+    """A release's dependencies and its test extras' requirements from its sdist's ``PKG-INFO`` (or its wheel's
+    ``METADATA``, where the wheel alone could be had): a release whose ``setup.py`` declares them in code (pvlib)
+    has them there only."""
+    found_files = [repo / "PKG-INFO", *sorted(repo.glob("*.dist-info/METADATA"))]
+    path = next((path for path in found_files if path.is_file()), None)
+    if path is None:
+        return []
+    metadata = email.parser.Parser().parsestr(path.read_text(encoding="utf-8", errors="replace"))
+    found = []
+    for text in metadata.get_all("Requires-Dist") or []:
+        try:
+            marker = Requirement(text).marker
+        except InvalidRequirement:
+            continue
+        extras = re.findall(r"""extra\s*==\s*["']([^"']+)["']""", str(marker or ""))
+        if not extras or any(extra.lower() in TEST_EXTRAS for extra in extras):
+            found.append(re.sub(r"""\s*(and\s+)?extra\s*==\s*["'][^"']+["']""", "", text).rstrip().rstrip(";"))
+    return keep_installable(found)
+
+
+def _spell_reprs(repo: Path, outcomes: list[TaskImport], classes: dict[str, str],
+                 names: dict[str, str] | None = None) -> None:
     """In the tasks' test files, a renamed class's name where Python shows a class's ``__name__`` (a string that
     opens as a repr does, ``"<FDCapture 1 oldfd=..."``, and the ``'PersonName' object is not ...`` of its messages)
     is spelled with the class's new name: the benchmark's tests compare them so (FDCAPTURe's
-    ``test_simple_resume_suspend`` and PeRSoNnAmE's ``test_next`` are among their directives)."""
+    ``test_simple_resume_suspend`` and PeRSoNnAmE's ``test_next`` are among their directives). With ``names``
+    (every rename; repoclassbench.toml's ``respell_strings``), also where a dataclass's repr shows a class
+    (``FixedMount(surface_tilt=``) and a renamed name at the end of a dotted path into the tree
+    (``mocker.patch('pvlib.pvsystem.scale_voltage_current_power')``): pvlib's directives use both."""
     if not classes:
         return
-    names = "|".join(map(re.escape, sorted(classes, key=len, reverse=True)))
-    opening = re.compile(rf"^<({names})(?=[ >])|(?<=')({names})(?=' object\b)")
+    alternatives = "|".join(map(re.escape, sorted(classes, key=len, reverse=True)))
+    opening = re.compile(rf"^<({alternatives})(?=[ >])|(?<=')({alternatives})(?=' object\b)" +
+                         (rf"|(?<![\w.])({alternatives})(?=\()" if names else ""))
+    packages = {path.name for path in repo.iterdir() if path.is_dir()}
+    dotted = re.compile(r"((?:[A-Za-z_]\w*\.)+)([A-Za-z_]\w*)")
+
+    def respell(text: str) -> str:
+        text = opening.sub(_respelled(classes), text)
+        if names and (path := dotted.fullmatch(text)) and path.group(1).split(".")[0] in packages and \
+                path.group(2) in names:
+            text = path.group(1) + names[path.group(2)]
+        return text
+
     for relative in sorted({d.split("::", 1)[0] for o in outcomes if o.error is None for d in o.task.directives}):
         path = repo / relative
         if not path.is_file():
             continue
         data, root = parse(path.read_text(encoding="utf-8"))
-        edits = [(node.start_byte, node.end_byte, opening.sub(_respelled(classes), node_text(node)))
-                 for node in walk(root) if node.type == "string_content" and opening.search(node_text(node))]
+        edits = [(node.start_byte, node.end_byte, respell(node_text(node)))
+                 for node in walk(root) if node.type == "string_content" and respell(node_text(node)) != node_text(node)]
         for start, end, text in sorted(edits, reverse=True):
             data = data[:start] + text.encode("utf-8") + data[end:]
         if edits:
@@ -368,7 +472,7 @@ def _spell_reprs(repo: Path, outcomes: list[TaskImport], classes: dict[str, str]
 
 def _respelled(classes: dict[str, str]):
     def respell(match: re.Match) -> str:
-        return "<" + classes[match.group(1)] if match.group(1) else classes[match.group(2)]
+        return "<" + classes[match.group(1)] if match.group(1) else classes[match.group(2) or match.group(3)]
     return respell
 
 
@@ -389,8 +493,12 @@ def _locate(repo: Path, import_root: str, task: Task) -> tuple[str, str]:
 
 
 def _write_problem(project: Path, modules: Modules, module: str, outcome: TaskImport,
-                   known: dict[str, str], run: dict[str, Any]) -> None:
-    """The task's problem folder, once its class and every test directive are found in the renamed tree."""
+                   known: dict[str, str], run: dict[str, Any], released: str | None = None) -> None:
+    """The task's problem folder, once its class and every test directive are found in the renamed tree; from a
+    PyPI release (``released``: "sdist" or "wheel"), only where the class also equals the ground truth (a release is
+    not the task's commit, and a class that differs would be another task) and from its sdist: a wheel's compiled
+    extensions import the names the benchmark renamed by their old spelling (scikit-learn's ``_random.pyx``
+    imports ``check_random_state``), and only a build of the renamed sources would follow them."""
     task, repo = outcome.task, project / "repo"
     source = (repo / task.path).read_text(encoding="utf-8")
     data, root = parse(source)
@@ -399,7 +507,6 @@ def _write_problem(project: Path, modules: Modules, module: str, outcome: TaskIm
         raise LookupError(f"{task.task_id}: class {task.class_name!r} not in {task.path} after the rename")
     outer, node = found[0]
     reference = definition_text(data, outer, node)
-    _check_directives(repo, task)
     truth = _without_decorators(task.ground_truth)
     outcome.matches = _squeezed(truth) == _squeezed(_without_decorators(reference))
     outcome.code_matches = _code(truth) == _code(_without_decorators(reference))
@@ -408,6 +515,16 @@ def _write_problem(project: Path, modules: Modules, module: str, outcome: TaskIm
             [line.strip() for line in truth.splitlines() if line.strip()],
             [line.strip() for line in _without_decorators(reference).splitlines() if line.strip()],
             "ground_truth_class_body", "imported", n=0, lineterm=""))[2:22]
+    outcome.tests_in_source = all((repo / d.split("::", 1)[0]).is_file() for d in task.directives)
+    _check_directives(repo, task)
+    if released == "wheel":
+        raise LookupError(f"{task.task_id}: only the wheel of {outcome.release} could be had, and a wheel's compiled "
+                          "extensions import the renamed names by their old spelling: a task is written from its "
+                          "release's sdist only")
+    if released and not outcome.matches:
+        raise LookupError(f"{task.task_id}: class {task.class_name!r} of {outcome.release} differs from the "
+                          f"ground truth ({len(outcome.difference)} lines of difference, first: "
+                          f"{outcome.difference[0] if outcome.difference else '?'})")
     try:
         context = full_context(modules, Klass(task.path, module, task.class_name, reference, None, ()))
     except StopIteration:  # a class the context reader cannot place (defined under a block): no context
@@ -488,12 +605,20 @@ def command(folder: Path, out: Path, projects: str | None) -> int:
             print(f"    rename not read back: {note}")
     outcomes = [outcome for state in states for outcome in state.tasks]
     for outcome in outcomes:
+        if outcome.release:
+            print(f"from PyPI: {outcome.task.task_id}: {outcome.source}, class found: {_yes(outcome.class_found)}, "
+                  f"equal: {_yes(outcome.matches)}, tests in the release: {_yes(outcome.tests_in_source)}")
+    for outcome in outcomes:
         if outcome.error:
             print(f"not imported: {outcome.task.task_id}: {outcome.error}")
         elif not outcome.code_matches:
             print(f"differs from the ground truth: {outcome.task.task_id}: " + " | ".join(outcome.difference[:4]))
     print(f"written to {out} (report: {out / REPORT}) in {time.monotonic() - started:.1f} s")
     return 1 if any(outcome.error for outcome in outcomes) else 0
+
+
+def _yes(value: bool | None) -> str:
+    return "-" if value is None else "yes" if value else "no"
 
 
 def emptied(reference: str) -> str:
