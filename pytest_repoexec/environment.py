@@ -156,9 +156,8 @@ class Environments:
         env_key = _digest(
             [source_key, *sorted(project.requirements), project.resolve_before or "", *sorted(project.resolve_exempt),
              sys.executable, platform.python_version(), runtime.name,
-             *([_OWN_RUNNER if own else _RUNNER_PINNED, _COMPILED] if project.requirements else []),
-             *([_OWN_RUNNER] if own and not project.requirements else [])]
-        )
+             *([_OWN_RUNNER if own else _RUNNER_PINNED, _COMPILED] if project.requirements else [])]
+        )  # an own runner's runtime (``runtime.name``) already tells its environments apart
         venv = self.cache / "venvs" / f"{project.name}-{env_key}"
         build_once(venv, lambda target: _make_virtualenv(project, target, runtime), self.cache)
         if own:

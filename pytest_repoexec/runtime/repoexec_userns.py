@@ -24,7 +24,8 @@ _CAPBSET_DROP, _NO_NEW_PRIVS, _CAP_AMBIENT, _AMBIENT_CLEAR_ALL = 24, 38, 47, 4
 _SYS_CAPSET = {"x86_64": 126, "aarch64": 91}.get(os.uname().machine, 126)
 
 
-def _check(result, what):
+def check(result, what):
+    """A C call's failure as an OSError naming the call (the warm process's calls use it too)."""
     if result != 0:
         error = ctypes.get_errno()
         raise OSError(error, f"{what}: {os.strerror(error)}")
@@ -50,7 +51,7 @@ def become_namespace_root(host_id, home):
             os._exit(status)
     os.close(ready)
     try:
-        _check(_LIBC.unshare(_NEWUSER), "unshare a user namespace")
+        check(_LIBC.unshare(_NEWUSER), "unshare a user namespace")
         os.write(go, b"u")
     finally:
         os.close(go)
@@ -69,8 +70,8 @@ def drop_capabilities():
     _LIBC.prctl(_CAP_AMBIENT, _AMBIENT_CLEAR_ALL, 0, 0, 0)
     header = struct.pack("Ii", 0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3, this thread
     data = ctypes.create_string_buffer(24)  # effective, permitted, inheritable: all empty, both words
-    _check(_LIBC.syscall(_SYS_CAPSET, ctypes.c_char_p(header), data), "capset")
-    _check(_LIBC.prctl(_NO_NEW_PRIVS, ctypes.c_ulong(1), 0, 0, 0), "prctl no_new_privs")
+    check(_LIBC.syscall(_SYS_CAPSET, ctypes.c_char_p(header), data), "capset")
+    check(_LIBC.prctl(_NO_NEW_PRIVS, ctypes.c_ulong(1), 0, 0, 0), "prctl no_new_privs")
 
 
 if __name__ == "__main__":

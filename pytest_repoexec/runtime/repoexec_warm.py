@@ -48,9 +48,9 @@ import time
 import traceback
 
 if __package__:  # the engine imports this module for its messages and paths, as part of its own package
-    from .repoexec_userns import become_namespace_root, drop_capabilities
+    from .repoexec_userns import become_namespace_root, check, drop_capabilities
 else:
-    from repoexec_userns import become_namespace_root, drop_capabilities
+    from repoexec_userns import become_namespace_root, check, drop_capabilities
 
 _LIBC = ctypes.CDLL(None, use_errno=True)
 _NEWNS, _NEWPID, _NEWIPC, _NEWUTS, _NEWNET = 0x00020000, 0x20000000, 0x08000000, 0x04000000, 0x40000000
@@ -102,14 +102,8 @@ def receive(sock):
 
 # --- system calls ----------------------------------------------------------------------------------------
 
-def _check(result, what):
-    if result != 0:
-        number = ctypes.get_errno()
-        raise OSError(number, f"{what}: {os.strerror(number)}")
-
-
 def _mount(source, target, fstype, flags, data=None):
-    _check(_LIBC.mount(source and source.encode(), target.encode(), fstype and fstype.encode(),
+    check(_LIBC.mount(source and source.encode(), target.encode(), fstype and fstype.encode(),
                        ctypes.c_ulong(flags), data and data.encode()), f"mount {target}")
 
 
@@ -131,7 +125,7 @@ def _bind_data(content, target):
 
 
 def _prctl(option, value):
-    _check(_LIBC.prctl(option, ctypes.c_ulong(value), 0, 0, 0), f"prctl {option}")
+    check(_LIBC.prctl(option, ctypes.c_ulong(value), 0, 0, 0), f"prctl {option}")
 
 
 def _die_with_parent(parent):
@@ -225,8 +219,8 @@ def _build_root(request):
         for folder in (NEW_ROOT, _STAGING):
             os.makedirs(inside(folder), exist_ok=True)
     os.chdir(NEW_ROOT)
-    _check(_LIBC.syscall(_SYS_PIVOT_ROOT, b".", b"."), "pivot_root")  # the old root stacked under the new
-    _check(_LIBC.umount2(b".", _DETACH), "umount the old root")
+    check(_LIBC.syscall(_SYS_PIVOT_ROOT, b".", b"."), "pivot_root")  # the old root stacked under the new
+    check(_LIBC.umount2(b".", _DETACH), "umount the old root")
     os.chdir("/")
 
 
@@ -252,7 +246,7 @@ def _keeper(fds, parent):
     request = json.loads(_read_all(payload).decode("utf-8"))
     if request["confined"]:
         flags = _NEWNS | _NEWPID | _NEWIPC | _NEWUTS | (0 if request["view"]["network"] else _NEWNET)
-        _check(_LIBC.unshare(flags), "unshare")
+        check(_LIBC.unshare(flags), "unshare")
     alive, keeping = os.pipe()  # the keeper holds its end open until it dies: then the init sees it closed
     init = os.fork()
     if init == 0:
@@ -395,7 +389,7 @@ def _zygote(fds, parent):
     request = json.loads(_read_all(payload).decode("utf-8"))
     control = socket.socket(fileno=own)
     try:
-        _check(_LIBC.unshare(_NEWNS), "unshare")
+        check(_LIBC.unshare(_NEWNS), "unshare")
         _build_root(request)
         os.chdir(request["workdir"])
         os.environ.clear()
