@@ -254,3 +254,30 @@ def test_a_stuck_sample_is_stopped_seconds_after_its_test_limit_not_at_the_sampl
     assert stuck["duration"] < 15 and left_running["duration"] < 15, (stuck["duration"], left_running["duration"])
     assert "without ending" in stuck["error_log"] and "after its session" in left_running["error_log"]
     assert left_running["tests_passed"] == 4  # its tests all passed; it did not end
+
+
+@pytest.mark.parametrize("executor", ["warm", "process"])
+def test_only_a_samples_first_failures_get_a_full_traceback(pytester, repoexec_cache, executor):
+    """Formatting hundreds of tracebacks was most of a wrong sample's time; the engine keeps the first failure's."""
+    from pytest_repoexec.executor import SubprocessExecutor
+    project = write_mini_project(pytester.path)
+    problem = ProblemLoader().load(project / "scaled" / "problem.toml")
+    env = Environments(repoexec_cache).get(problem.project)
+    reference = module_file(env.import_root, problem.module).read_text()
+    wrong = reference.replace("return clamp(value * SCALE, 0, 100)", "raise ValueError(f'wrong {value}')")
+    made = (WarmExecutor if executor == "warm" else SubprocessExecutor)(
+        test_timeout=5, sample_timeout=60, sandbox=make_sandbox("bwrap"))
+    try:
+        run = made.run(env, problem, wrong)
+    finally:
+        made.close()
+    assert run.finished and [test.outcome for test in run.tests] == ["failed"] * 4, run
+    full, brief = run.tests[:3], run.tests[3:]  # the inner plugin's FULL_TRACEBACKS
+    for test in full:  # pytest's --tb=short: the test's line, then the raising line of the module
+        assert "assert scaled(" in test.longrepr and "raise ValueError" in test.longrepr, test.longrepr
+        assert test.error_type == "ValueError" and test.message.startswith("wrong ")
+    (last,) = brief
+    assert "raise ValueError" not in last.longrepr and "assert scaled(" not in last.longrepr
+    assert "core.py:" in last.longrepr and "ValueError: wrong " in last.longrepr
+    assert "only the first 3 failures" in last.longrepr
+    assert last.error_type == "ValueError" and last.message.startswith("wrong ")

@@ -40,6 +40,10 @@ _give_back_flipped_names()
 
 MESSAGE_LIMIT = 2000
 LONGREPR_LIMIT = 12000
+# A sample's failures whose traceback is formatted in full. The engine keeps the first failure's (the result, the
+# debugging rounds); formatting hundreds more (a wrong candidate fails most of its tests) was most of such a
+# sample's time, so the rest get pytest's --tb=line form.
+FULL_TRACEBACKS = 3
 _RECORDER = None  # the session's recorder, which ``capture`` reports to
 # What the tests read from the environment to judge with: a candidate that points it elsewhere games them.
 _WATCHED_ENVIRONMENT = ("REPOEXEC_EXPECTED",)
@@ -154,6 +158,7 @@ class _Recorder:
         self.timed_out = set()  # node ids of the tests that timed out in the first round
         self.round_outcomes = {}  # a later round's outcome of the running test, by node id
         self.deselected = 0
+        self.failures = 0  # failed reports so far, in every round: after FULL_TRACEBACKS, briefly told
         self.current = None  # the node id of the test running now
         self.values = {}  # (node id, site, occurrence) -> [fingerprint in each round]
         self.captures = {}  # first round: (node id, site) -> [occurrence records]
@@ -299,10 +304,13 @@ class _Recorder:
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_makereport(self, item, call):
+        if call.excinfo is not None and self.failures >= FULL_TRACEBACKS:
+            item._repr_failure_py = _brief  # what pytest's report formats a failure with, for this item alone
         outcome = yield
         report = outcome.get_result()
         if call.excinfo is not None and not report.skipped:
             report.repoexec_error = (_error_type(call.excinfo), str(call.excinfo.value)[:MESSAGE_LIMIT])
+        self.failures += report.failed
 
     def pytest_runtest_logreport(self, report):
         if self.round:
@@ -366,6 +374,16 @@ class _Recorder:
 
     def pytest_unconfigure(self, config):
         self.writer.close()
+
+
+def _brief(excinfo, style=None):
+    """A failure as ``--tb=line`` tells it (where it was raised, and the exception), without the traceback's
+    source: pytest reads, parses and lays out the source of every frame for a full one."""
+    tb = excinfo.tb
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    return (f"{tb.tb_frame.f_code.co_filename}:{tb.tb_lineno}: {excinfo.exconly()[:MESSAGE_LIMIT]}\n"
+            f"(repoexec: only the first {FULL_TRACEBACKS} failures of a sample have their traceback)")
 
 
 def _parse_each_source_once():
