@@ -19,8 +19,8 @@ Last, a resume: the warm run once more over an empty result store (the default c
 meanwhile, and put back), killed with SIGKILL once half the verdicts are stored and started again; it prints how
 many verdicts the killed run had stored, how many the second run read and evaluated, whether its metrics are
 the warm run's, and each sample whose verdict is not.
-``--skip-process`` leaves out the process run (and so the ratio and the comparison), ``--skip-resume`` the
-resume.
+``--executors`` names the runs to make (``process``, ``warm-without-zygotes``, ``warm``; all by default, ``warm``
+always), ``--skip-resume`` leaves out the resume.
 
 ``--decoy-cost`` measures the decoy check instead: the warm run with ``--repoexec-decoy=off``, then with it on
 (both fresh, one after the other), and prints each one's time, what the check added in all and per passing
@@ -35,6 +35,7 @@ from __future__ import annotations
 import argparse
 import collections
 import json
+import operator
 import os
 import shutil
 import signal
@@ -92,9 +93,12 @@ class MemoryPeak(threading.Thread):
 # problem zygotes (xdist's default distribution, which deals items out one by one); the warm executor now
 EXECUTORS = {
     "process": ("--repoexec-executor=process",),
-    "warm without zygotes": ("--repoexec-executor=warm", "--repoexec-zygotes=0", "--dist=load"),
+    "warm-without-zygotes": ("--repoexec-executor=warm", "--repoexec-zygotes=0", "--dist=load"),
     "warm": ("--repoexec-executor=warm",),
 }
+
+
+COMPARE = {">=": operator.ge, "<=": operator.le, "<": operator.lt}
 
 
 def session(out: Path, replay: Path, workers: str, report: Path, *options: str) -> float:
@@ -202,12 +206,17 @@ def main() -> None:
     parser.add_argument("--workers", default="2")
     parser.add_argument("--mutants", type=int, default=8)
     parser.add_argument("--duplicates", type=int, default=2)
-    parser.add_argument("--skip-process", action="store_true")
+    parser.add_argument("--executors", default=",".join(EXECUTORS),
+                        help="the runs to make, among " + ", ".join(EXECUTORS) + " (warm is always made)")
     parser.add_argument("--skip-resume", action="store_true")
     parser.add_argument("--decoy-cost", action="store_true", help="measure the decoy check instead (see above)")
     parser.add_argument("--reports", type=Path, default=None,
                         help="with --decoy-cost, a folder to keep the two runs' reports in (else they are let go)")
     args = parser.parse_args()
+    chosen = {name.strip() for name in args.executors.split(",") if name.strip()} | {"warm"}
+    if chosen - EXECUTORS.keys():
+        parser.error(f"--executors: no run named {', '.join(sorted(chosen - EXECUTORS.keys()))}; "
+                     f"the runs are {', '.join(EXECUTORS)}")
     with tempfile.TemporaryDirectory(prefix="repoexec-throughput-") as scratch:
         out, replay = Path(scratch, "imported"), Path(scratch, "workload.jsonl")
         subprocess.run([sys.executable, "-m", "pytest_repoexec.cli", "import", str(args.data), "--out", str(out),
@@ -230,8 +239,7 @@ def main() -> None:
             return
 
         reports, times, memory = {}, {}, {}
-        runs = {name: options for name, options in EXECUTORS.items()
-                if not (args.skip_process and name == "process")}
+        runs = {name: options for name, options in EXECUTORS.items() if name in chosen}
         for name, options in runs.items():
             peak = memory[name] = MemoryPeak()
             peak.start()
@@ -267,6 +275,15 @@ def main() -> None:
         slowest = sorted(reports["warm"]["samples"], key=lambda sample: -sample["duration"])
         print("slowest warm samples: " + ", ".join(
             f"{s['problem']}[{s['sample']}] {s['duration']:.1f} s {s['error_type'] or 'passed'}" for s in slowest[:8]))
+        targets = [("warm / process", "process", 4.0, ">="),
+                   ("warm / warm-without-zygotes", "warm-without-zygotes", 2.0, ">=")]
+        figures = [(what, times[slower] / times["warm"], limit, sign)
+                   for what, slower, limit, sign in targets if slower in runs]
+        figures += [("warm's collection share", phase_shares(reports["warm"]).get("collection", 0.0), 0.2, "<="),
+                    ("warm's peak memory (GiB)", memory["warm"].peak / (1 << 30), 4.0, "<")]
+        print("issue 27's targets: " + "; ".join(
+            f"{what} {value:.2f} ({sign} {limit}: {'met' if COMPARE[sign](value, limit) else 'NOT met'})"
+            for what, value, limit, sign in figures))
         by_error: collections.Counter[str] = collections.Counter()
         for sample in reports["warm"]["samples"]:
             by_error[sample["error_type"] or "passed"] += sample["duration"]
