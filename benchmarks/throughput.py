@@ -112,6 +112,21 @@ def session(out: Path, replay: Path, workers: str, report: Path, *options: str) 
     return elapsed
 
 
+def plain_pytest(scratch: Path, report: dict, workers: str, tb: str) -> float:
+    """pytest's own time for a module of as many tests as the report has samples, failing as many (each with a
+    one-line ``pytest.fail``): the floor a rerun from the store is measured against."""
+    failing = [not sample["passed"] for sample in report["samples"]]
+    module = scratch / "plain" / "test_plain.py"
+    module.parent.mkdir(exist_ok=True)
+    module.write_text(f"import pytest\n\nFAILING = {failing!r}\n\n\n"
+                      "@pytest.mark.parametrize('index', range(len(FAILING)))\n"
+                      "def test_sample(index):\n    if FAILING[index]:\n        pytest.fail('failed')\n")
+    command = [sys.executable, "-m", "pytest", str(module), "-n", workers, "-p", "no:cacheprovider", "-q", f"--tb={tb}"]
+    started = time.perf_counter()
+    subprocess.run(command, check=False, capture_output=True, cwd=module.parent)
+    return time.perf_counter() - started
+
+
 def resume(out: Path, replay: Path, workers: str, samples: int, uninterrupted: dict, distinct: int) -> None:
     """Kill -9 a run once half the samples' verdicts are stored, start it again, compare with ``uninterrupted``.
     Over an empty result store: the default cache's is moved aside meanwhile (its environments are used as they
@@ -250,6 +265,7 @@ def main() -> None:
         rerun = session(out, replay, args.workers, Path(scratch, "rerun.json"), "--repoexec-executor=warm")
         quiet = session(out, replay, args.workers, Path(scratch, "rerun.json"), "--repoexec-executor=warm", "--tb=no")
         stored = json.loads(Path(scratch, "rerun.json").read_text())["store"]
+        floor = {tb: plain_pytest(Path(scratch), reports["warm"], args.workers, tb) for tb in ("short", "no")}
 
         for name in runs:
             done = len(reports[name]["samples"])
@@ -268,7 +284,9 @@ def main() -> None:
             for key in differ:
                 print(f"  {key[0]} sample {key[1]}: {name} {before.get(key)}, warm {after.get(key)}")
         print(f"rerun from the store: {rerun:.1f} s, {quiet:.1f} s with --tb=no (without pytest's section for each "
-              f"failed sample) ({stored})")
+              f"failed sample) ({stored}); pytest's own time for as many plain tests, as many failing: "
+              f"{floor['short']:.1f} s, {floor['no']:.1f} s with --tb=no: {rerun / floor['short']:.2f}x and "
+              f"{quiet / floor['no']:.2f}x")
         for name in runs:
             shares = ", ".join(f"{phase} {share:.0%}" for phase, share in phase_shares(reports[name]).items())
             print(f"{name} phases: {shares}")
