@@ -95,6 +95,7 @@ class ProjectEnv:
     source_root: Path  # the materialised tree: never written to by a sample
     python: Path  # the virtualenv's interpreter
     runtime: Path | None = None  # the inner runtime the virtualenv reaches through its .pth file
+    compiled: Path | None = None  # where the engine keeps test modules' rewritten code, by content (rewritten.py)
 
     @property
     def import_root(self) -> Path:
@@ -167,7 +168,7 @@ class Environments:
                 "preload it (fresh processes); where the candidate's module is part of that pytest (pytest's own "
                 "suite), the audit hook, class watch and integrity check are off, and suite problems get no decoy"),
                 stacklevel=2)
-        return ProjectEnv(project, source_root, _interpreter(venv), runtime)
+        return ProjectEnv(project, source_root, _interpreter(venv), runtime, self.cache / "compiled")
 
     def _runtime(self, own_runner: bool = False) -> Path:
         """The inner runner's packages, shared by every virtualenv through a .pth file; for a project that runs

@@ -153,7 +153,7 @@ class SubprocessExecutor:
             files[test_path] = options.tests_source.encode("utf-8") if options.tests_source else problem.tests.read_bytes()
             if isinstance(self.sandbox, Bubblewrap):  # at a path that every sample shares: compiled once
                 try:
-                    pyc = rewritten_pyc(files[test_path], str(seen_root(env) / test_path))
+                    pyc = rewritten_pyc(files[test_path], str(seen_root(env) / test_path), env.compiled)
                 except (SyntaxError, ValueError):
                     pass  # the sample's pytest says what is wrong with the module
                 else:

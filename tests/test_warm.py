@@ -281,3 +281,33 @@ def test_only_a_samples_first_failures_get_a_full_traceback(pytester, repoexec_c
     assert "core.py:" in last.longrepr and "ValueError: wrong " in last.longrepr
     assert "only the first 3 failures" in last.longrepr
     assert last.error_type == "ValueError" and last.message.startswith("wrong ")
+
+
+def test_a_test_modules_rewritten_code_is_made_once_and_kept_for_later_runs(pytester):
+    """The engine rewrites a test module's asserts once for every run (a third of a second for RepoExec's): the code
+    is kept in the cache by content, and what is kept is what the samples run."""
+    import marshal
+    import shutil
+    import tempfile
+
+    from pytest_repoexec.executor import SubprocessExecutor
+    from pytest_repoexec.rewritten import rewritten_pyc
+
+    cache = Path(tempfile.mkdtemp(prefix="repoexec-test-cache-"))  # not under /tmp/pytest-of-*: see conftest
+    try:
+        problem = ProblemLoader().load(write_mini_project(pytester.path) / "scaled" / "problem.toml")
+        env = Environments(cache).get(problem.project)
+        reference = module_file(env.import_root, problem.module).read_text()
+        executor = SubprocessExecutor(test_timeout=5, sample_timeout=60, sandbox=make_sandbox("bwrap"))
+        rewritten_pyc.cache_clear()  # as a later run's process starts: nothing in memory
+        assert {test.outcome for test in executor.run(env, problem, reference).tests} == {"passed"}
+        (kept,) = env.compiled.glob("*.pyc")
+        data = kept.read_bytes()
+        filename = marshal.loads(data[16:]).co_filename  # where the sample sees the module
+        kept.write_bytes(data[:16] + marshal.dumps(compile("def test_planted():\n    assert False\n", filename, "exec")))
+        rewritten_pyc.cache_clear()
+        run = executor.run(env, problem, reference)
+        assert [(test.name, test.outcome) for test in run.tests] == [("test_planted", "failed")]
+        assert list(env.compiled.glob("*.pyc")) == [kept]
+    finally:
+        shutil.rmtree(cache, ignore_errors=True)
