@@ -52,6 +52,9 @@ VALUE_CALLS = {("re", "_compile")}
 NUMPY = {("numpy", "ndarray"), ("numpy", "dtype"), ("numpy.core.multiarray", "_reconstruct"),
          ("numpy._core.multiarray", "_reconstruct"), ("numpy.core.multiarray", "scalar"),
          ("numpy._core.multiarray", "scalar")}
+# pytest's own outcomes, raised by a candidate that skips, fails or exits: the judge's pytest treats them as it
+# would in-process (none of them passes a test)
+PYTEST_OUTCOMES = {("_pytest.outcomes", name) for name in ("Skipped", "Failed", "Exit", "XFailed")}
 _NAMES = {(cls.__module__, cls.__qualname__): cls for cls in VALUE_TYPES | EXCEPTIONS}
 _NAMES.update({("pathlib", "PosixPath"): pathlib.PosixPath, ("builtins", "NoneType"): type(None)})
 
@@ -125,7 +128,7 @@ class JudgeUnpickler(pickle._Unpickler):
     def find_class(self, module, name):
         if (module, name) in _NAMES:
             return _NAMES[(module, name)]
-        if (module, name) in VALUE_CALLS or (module, name) in NUMPY:
+        if (module, name) in VALUE_CALLS or (module, name) in NUMPY or (module, name) in PYTEST_OUTCOMES:
             return super().find_class(module, name)
         if module_of_project(module, self.project_roots) or self._project_module(module):
             found = super().find_class(module, name)
@@ -170,7 +173,7 @@ class JudgeUnpickler(pickle._Unpickler):
     def load_build(self):
         """State is set on instances only: on a class it would be setattr on the project's class (an __eq__
         of the candidate's put in place)."""
-        inst = self.stack[-1]
+        inst = self.stack[-2]  # under the state
         if isinstance(inst, (type, types.ModuleType, *FUNCTION_TYPES)) or getattr(type(inst), "lent", False):
             raise WireError(f"a state for {type(inst).__name__} {getattr(inst, '__name__', '')} may not be set")
         super().load_build()
