@@ -55,6 +55,17 @@ def test_every_option_the_plugin_defines_is_in_the_reference(site: Path) -> None
     assert 'id="confval-repoexec_aliases"' in page  # the ini value
 
 
+def test_every_option_the_pages_name_exists() -> None:
+    """The pages say only what the code does: a --repoexec-* option they name that the plugin does not define
+    (renamed, removed, misspelt) fails, whether or not it is written as a link."""
+    defined = _defined_options()
+    named = {}
+    for page in [*DOCS.rglob("*.md"), ROOT / "README.md"]:
+        for option in re.findall(r"--repoexec-[a-z][a-z-]*[a-z]", page.read_text()):
+            named.setdefault(option, page.relative_to(ROOT))
+    assert {option: page for option, page in named.items() if option not in defined} == {}
+
+
 def _help(capsys: pytest.CaptureFixture, *args: str) -> str:
     with pytest.raises(SystemExit):
         main([*args, "--help"])
