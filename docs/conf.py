@@ -21,6 +21,7 @@ myst_enable_extensions = ["deflist", "colon_fence"]
 suppress_warnings: list[str] = []
 nitpicky = True
 
+highlight_language = "text"  # a block without a language is shown as it is
 html_theme = "furo"
 html_title = "pytest-repoexec"
 html_static_path: list[str] = []
