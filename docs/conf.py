@@ -22,6 +22,7 @@ suppress_warnings: list[str] = []
 nitpicky = True
 
 highlight_language = "text"  # a block without a language is shown as it is
+smartquotes = False  # "--option" in generated help text stays two hyphens, not a dash
 html_theme = "furo"
 html_title = "pytest-repoexec"
 html_static_path: list[str] = []

@@ -222,12 +222,13 @@ def _argument_lines(program: str, parser: argparse.ArgumentParser, depth: int) -
             "action": {argparse._StoreTrueAction: "store_true", argparse._StoreFalseAction: "store_false",
                        argparse._AppendAction: "append"}.get(type(action)),
             "type": action.type, "choices": action.choices, "default": action.default,
-            "required": action.required and bool(action.option_strings), "help": action.help,
+            "required": action.required and bool(action.option_strings),
+            "help": parser._get_formatter()._expand_help(action) if action.help else "",  # %(default)s and the like
             "metavar": action.metavar or (action.dest.upper() if action.option_strings else None),
             "dest": action.dest})
         if not action.option_strings:
             option.attrs["metavar"] = None
-            lines += [f"```{{option}} {names[0]}", _escape(action.help or ""), "",
+            lines += [f"```{{option}} {names[0]}", _escape(option.attrs["help"]), "",
                       f"*positional{'; one or more' if action.nargs == '+' else ''}*", "```", ""]
         else:
             lines += _option_block(option.names, option)
