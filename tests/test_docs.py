@@ -66,6 +66,30 @@ def test_every_option_the_pages_name_exists() -> None:
     assert {option: page for option, page in named.items() if option not in defined} == {}
 
 
+def _set_in(source: str, start: str) -> set[str]:
+    """The string literals of the first ``{...}`` set after ``start`` in ``source``."""
+    text = source[source.index(start):]
+    return set(re.findall(r'"(\w+)"', text[text.index("{"):text.index("}") + 1]))
+
+
+def test_every_manifest_field_is_in_the_reference() -> None:
+    """problem.toml and project.toml refuse unknown fields: each field they accept is on its reference page, and
+    so are the safety kinds that ``allow`` takes and the ``[limits]`` keys."""
+    from pytest_repoexec.safety import KINDS
+    from pytest_repoexec.sandbox import LIMIT_FIELDS
+
+    loader = (ROOT / "pytest_repoexec" / "problem.py").read_text()
+    pages = {"problem": (DOCS / "reference" / "problem-toml.md").read_text(),
+             "project": (DOCS / "reference" / "project-toml.md").read_text()}
+    fields = {"problem": _set_in(loader, "_PROBLEM_FIELDS = "), "project": _set_in(loader, "def load_project")}
+    assert {"module", "entry_point", "suite", "limits"} <= fields["problem"] and {"source", "runner"} <= fields["project"]
+    for manifest, names in fields.items():
+        missing = [name for name in names if not re.search(rf"^(\[{name}\]|#? ?{name} = )", pages[manifest], re.MULTILINE)]
+        assert missing == [], f"{manifest}.toml fields not in its reference: {missing}"
+    assert [kind for kind in KINDS if f"`{kind}`" not in pages["problem"]] == []
+    assert [key for key in LIMIT_FIELDS if f"`{key}`" not in pages["problem"]] == []
+
+
 def _help(capsys: pytest.CaptureFixture, *args: str) -> str:
     with pytest.raises(SystemExit):
         main([*args, "--help"])
