@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import ast
 import inspect
+import re
 from dataclasses import dataclass, field
 from importlib import import_module
 from importlib.metadata import entry_points
@@ -262,8 +263,6 @@ class ErrorTypesDirective(SphinxDirective):
         source = protocol.read_text()
         body = source[source.index("class ErrorType"):]
         body = body[:body.index("def __str__")]
-        import re
-
         lines = ["| error type | when |", "| --- | --- |"]
         for match in re.finditer(r'^    [A-Z_]+ = "(\w+)"(?:  # (.*))?$', body, re.MULTILINE):
             lines.append(f"| `{match[1]}` | {_escape(match[2] or '').replace('|', '/')} |")
@@ -283,7 +282,7 @@ class HooksDirective(SphinxDirective):
                 continue
             signature = inspect.signature(function, eval_str=False)
             lines += [f"## `{name}`", "", "```python", f"def {name}{signature}", "```", "",
-                      inspect.cleandoc(function.__doc__ or "").replace("``", "`"), ""]
+                      re.sub(r":\w+:`([^`]+)`", r"`\1`", inspect.cleandoc(function.__doc__ or "").replace("``", "`")), ""]
         return self.parse_text_to_nodes("\n".join(lines), allow_section_headings=True)
 
 
@@ -294,8 +293,6 @@ class FieldsDirective(SphinxDirective):
     required_arguments = 2
 
     def run(self):
-        import re
-
         path, name = self.arguments
         source = (Path(self.env.srcdir).parent / path).read_text()
         body = source[source.index(f"class {name}"):].split("\n")[1:]
