@@ -88,7 +88,8 @@ def plugin_options() -> list[Plugin]:
 def inner_options(root: Path) -> list[tuple[str, str, list[Option]]]:
     """The options of the plugins that run inside a sample's or a suite's pytest. They import what only exists
     there (their siblings on ``sys.path``, coverage started at import), so their ``pytest_addoption`` is taken
-    from the source and run alone on a fresh pytest parser."""
+    from the source and run alone on a fresh pytest parser; where it needs more than ``pytest`` to run, its
+    ``addoption`` calls are read from the source instead (names and literal arguments)."""
     import pytest
     from _pytest.config.argparsing import Parser
 
@@ -97,11 +98,31 @@ def inner_options(root: Path) -> list[tuple[str, str, list[Option]]]:
         tree = ast.parse((root / path).read_text())
         hook = next(node for node in tree.body if isinstance(node, ast.FunctionDef) and node.name == "pytest_addoption")
         namespace: dict[str, Any] = {"pytest": pytest}
-        exec(compile(ast.Module([hook], []), str(root / path), "exec"), namespace)
-        parser = Parser(_ispytest=True)
-        namespace["pytest_addoption"](parser)
-        found.append((path, what, [Option(option.names(), option.attrs()) for option in _all_options(parser).values()]))
+        try:
+            exec(compile(ast.Module([hook], []), str(root / path), "exec"), namespace)
+            parser = Parser(_ispytest=True)
+            namespace["pytest_addoption"](parser)
+            options = [Option(option.names(), option.attrs()) for option in _all_options(parser).values()]
+        except Exception:  # noqa: BLE001 - the hook needs the module around it: read its calls instead
+            options = _read_addoption_calls(hook)
+        found.append((path, what, options))
     return found
+
+
+def _read_addoption_calls(hook: ast.FunctionDef) -> list[Option]:
+    options = []
+    for node in ast.walk(hook):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "addoption":
+            names = [arg.value for arg in node.args if isinstance(arg, ast.Constant) and isinstance(arg.value, str)]
+            attrs: dict[str, Any] = {"dest": names[0].lstrip("-").replace("-", "_") if names else "value"}
+            for keyword in node.keywords:
+                if isinstance(keyword.value, ast.Constant):
+                    attrs[keyword.arg] = keyword.value.value
+                elif isinstance(keyword.value, ast.Name):
+                    attrs[keyword.arg] = {"int": int, "float": float, "str": str}.get(keyword.value.id, keyword.value.id)
+            if names:
+                options.append(Option(names, attrs))
+    return options
 
 
 class _Parsed(Exception):
