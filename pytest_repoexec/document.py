@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 REPORT_FORMAT = 2  # the layout of the JSON report that this engine writes and reads; raise it when the layout changes
 _REQUIRED = ("model", "settings", "samples")
 ENGINE_KEYS = ("sandbox", "format", "engine", "settings", "executor", "model", "metrics", "projects", "errors", "empty",
-               "store", "decoy", "samples", "known_failures", "not_run", "debugging", "shard")  # a scoring report's own keys
+               "store", "judge", "decoy", "samples", "known_failures", "not_run", "debugging", "shard")  # a scoring report's own keys
 
 
 class ReportError(ValueError):
@@ -53,7 +53,10 @@ def containment(settings: Settings) -> dict[str, str]:
         "processes": found.mechanism if found else "none (--repoexec-accept-no-process-limit)",
         "memory, file size, CPU time, open files": "rlimits, soft and hard, set before the candidate's code runs",
         "system calls": "seccomp: no keyrings, ptrace or process_vm_readv/writev",
-        "passes": "the decoy check" if settings.decoy else "believed as reported (--repoexec-decoy=off)",
+        "tests": ("apart: in a process that never runs candidate code, where the problem allows; elsewhere beside it"
+                  if settings.judge else "beside the candidate (--repoexec-judge=in-process)"),
+        "passes": ("the judge apart; in-process, the decoy check" if settings.judge else "the decoy check")
+        if settings.decoy else "believed as reported (--repoexec-decoy=off)",
     }
 
 
@@ -79,6 +82,7 @@ def scoring_document(
         "errors": error_counts(results),
         "empty": sum(r.empty for r in results),
         "store": store_counts([*results, *known]),
+        "judge": judge_counts(results),
         "decoy": decoy_counts(results),
         "samples": [result.to_dict() for result in results],
         "known_failures": [result.to_dict() for result in known],
@@ -113,6 +117,16 @@ def store_counts(results: Iterable[SampleResult]) -> dict[str, int]:
         "evaluated": sum(r.store in ("evaluated", "replaced") for r in results),
         "replaced": sum(r.store == "replaced" for r in results),
     }
+
+
+def judge_counts(results: Iterable[SampleResult]) -> dict[str, Any]:
+    """Where the run's samples were judged: apart from their candidate, or in-process (a weaker guarantee: the
+    tests beside the candidate's code), each such problem with why."""
+    results = [r for r in results if r.judge]
+    in_process = {r.problem: r.judge.partition(": ")[2] or "--repoexec-judge=in-process"
+                  for r in results if r.judge != "apart"}
+    return {"apart": sum(r.judge == "apart" for r in results), "in_process": len(results) - sum(
+        r.judge == "apart" for r in results), "problems_in_process": dict(sorted(in_process.items()))}
 
 
 def decoy_counts(results: Iterable[SampleResult]) -> dict[str, Any]:

@@ -48,7 +48,8 @@ def evaluate(
     from ``test_timeouts`` where it has one); a pass then stands only if the sample fails its ``decoys``."""
     options = RunOptions(first_failure=fail_fast, test_timeouts=tuple(sorted((test_timeouts or {}).items())))
     if store is not None:  # by the completion's text: no candidate module to put together and hash
-        environment, variant = env.python.parent.parent.name, {"test_timeouts": options.test_timeouts}
+        environment = env.python.parent.parent.name
+        variant = {"test_timeouts": options.test_timeouts, "judge": getattr(executor, "judge", False)}
         alias = store.alias(problem, environment, completion, variant)
         found = store.through_alias(alias)
         if found is not None:
@@ -89,8 +90,8 @@ def _run(problem: Problem, sample: int, candidate: Candidate, module: str, origi
         candidate = dataclasses.replace(candidate, error_type=ErrorType.SYNTAX_ERROR, error=error)
         return _judged(problem, sample, candidate, None, options.first_failure)
     evaluation = _judged(problem, sample, candidate, executor.run(env, problem, module, options), options.first_failure)
-    if decoys is None or not evaluation.result.passed:
-        return evaluation
+    if decoys is None or not evaluation.result.passed or evaluation.result.judge == "apart":
+        return evaluation  # apart, the candidate could reach nothing of its tests: there is nothing to check
     started = time.perf_counter()
     state, why = decoys.check(problem, env, executor, module, original, options)
     phases = {**evaluation.result.phases, "decoy": time.perf_counter() - started}  # what the check cost this sample
@@ -124,6 +125,7 @@ def _judged(problem: Problem, sample: int, candidate: Candidate, run: SampleRun 
         tr_measured=not (fail_fast and error_type is not None),
         phases=run.phases if run else {},
         diff=candidate_diff(problem, candidate),
+        judge=run.judge if run else None,
     )
     durations = {test.name: test.duration for test in run.tests} if run else None
     return Evaluation(result, problem, candidate.completion, run, durations, candidate)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import hashlib
 import io
 import json
 import math
@@ -17,6 +18,7 @@ import os
 import secrets
 import selectors
 import signal
+import socket
 import subprocess
 import tempfile
 import time
@@ -25,6 +27,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from . import syntax
+from .judge import split_plan
 from .environment import ProjectEnv, StaleRuntimeError
 from .problem import Problem
 from .rewritten import TREE_MTIME, cache_path, rewritten_pyc
@@ -92,6 +95,7 @@ class SampleRun:
     stopped: ErrorType | None = None  # the limit that ended the sample: Timeout, OutputLimit, CPULimit...
     tampered: str | None = None  # why the verdict stream cannot be believed (a grader game), if it cannot
     phases: dict[str, float] = field(default_factory=dict)  # seconds in each phase: start-up, collection, tests...
+    judge: str = "in-process"  # "apart" (the tests in a process that never ran candidate code), or why not
 
 
 class Executor(Protocol):
@@ -120,6 +124,8 @@ class Launch:
     timeout: float  # the whole sample's wall clock
     limits: Limits
     test_limit: float  # each test's (pytest-timeout's), the longest a test may run
+    root: Path = Path()  # where the tests see the project's root (their rootdir)
+    program: str = "pytest"  # the module run as ``python -m PROGRAM``: pytest, or the candidate's process
 
 
 class SubprocessExecutor:
@@ -132,7 +138,7 @@ class SubprocessExecutor:
 
     def __init__(
         self, test_timeout: float, sample_timeout: float, sandbox: Sandbox | None = None, limits: Limits = Limits(),
-        accept_no_process_limit: bool = False,
+        accept_no_process_limit: bool = False, judge: bool = True,
     ) -> None:
         self.test_timeout = test_timeout
         self.sample_timeout = sample_timeout
@@ -140,12 +146,60 @@ class SubprocessExecutor:
         self.limits = limits
         # the strongest bound on a sample's processes this host offers (cgroups); ProcessLimitUnavailable if none
         self.cgroup = ProcessCgroup.find(accept_none=True if accept_no_process_limit else None)
+        self.judge = judge  # a sample's tests run apart from its candidate, where its problem allows
+        self._apart: dict[str, tuple[str | None, str]] = {}  # judged_apart's answers, by problem
 
     def run(
         self, env: ProjectEnv, problem: Problem, module_source: str, options: RunOptions = RunOptions()
     ) -> SampleRun:
+        """The sample judged apart from the candidate where the problem allows (``judge.split_plan`` and the
+        reference's check, ``judged_apart``) and the run is a plain one; else in-process, saying why."""
         focal = module_file(env.import_root, problem.module).relative_to(env.source_root)
-        files = {focal: module_source.encode("utf-8")}
+        if not (self.judge and not options.coverage and not options.tests_source and options.reruns == 1
+                and options.expected is None):
+            return self._run(env, problem, focal, module_source, options, None, "")
+        stub, why = self.judged_apart(env, problem, focal)
+        if stub is None:
+            return self._run(env, problem, focal, module_source, options, None, why)
+        return self._run(env, problem, focal, module_source, options, stub, "")
+
+    def judged_apart(self, env: ProjectEnv, problem: Problem, focal: Path) -> tuple[str | None, str]:
+        """(the judge's focal module, "") where the problem can be judged apart, else (None, why not). Its
+        reference must get the same outcome of every test both ways: the answer is kept in the cache."""
+        original = (env.source_root / focal).read_text("utf-8")
+        plan = split_plan(problem, original)
+        if plan.stub_module is None:
+            return None, plan.in_process or ""
+        key = hashlib.sha256(repr((_judge_code(), str(env.python), problem.module, problem.entry_point,
+                                   problem.kind, problem.tests.read_bytes(), original, type(self.sandbox).__name__,
+                                   problem.quarantine)).encode()).hexdigest()
+        if key in self._apart:
+            return self._apart[key]
+        path = env.compiled.parent / "judge" / f"{key}.json"
+        try:
+            stored = json.loads(path.read_text())
+            answer = (plan.stub_module if stored["apart"] else None, stored["why"])
+        except (OSError, ValueError, KeyError):
+            together = _outcomes(self._run(env, problem, focal, original, RunOptions(), None, ""))
+            apart = _outcomes(self._run(env, problem, focal, original, RunOptions(), plan.stub_module, ""))
+            differ = sorted(name for name in together.keys() | apart.keys() if together.get(name) != apart.get(name))
+            why = "" if not differ else (
+                f"the reference's outcomes differ under the judge ({len(differ)} tests: "
+                + ", ".join(f"{name} {together.get(name, 'not run')} in-process, {apart.get(name, 'not run')} apart"
+                            for name in differ[:3]) + ")")
+            answer = (None if differ else plan.stub_module, why)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            staged = path.with_suffix(f".{os.getpid()}.tmp")
+            staged.write_text(json.dumps({"apart": not differ, "why": why}))
+            staged.replace(path)
+        self._apart[key] = answer
+        return answer
+
+    def _run(self, env: ProjectEnv, problem: Problem, focal: Path, module_source: str, options: RunOptions,
+             stub: str | None, in_process: str) -> SampleRun:
+        """One run: in-process (``stub`` None: the tests beside the candidate, ``in_process`` saying why), or
+        split (the tests beside ``stub``, the candidate in a process of its own)."""
+        files = {focal: (stub or module_source).encode("utf-8")}
         if problem.tests is not None:  # the problem's own module, beside the focal module, with a config of its own
             test_path = focal.parent / problem.tests.name
             if (env.source_root / test_path).exists():
@@ -161,20 +215,49 @@ class SubprocessExecutor:
             files[test_path.parent / CONFIG] = b"[pytest]\n"
         tree = sample_tree(env.source_root, files)
         masks = tuple((path, files[focal] if path.suffix == ".py" else b"") for path in reference_copies(env, focal))
+        token = secrets.token_hex(16)
         with tempfile.TemporaryDirectory(prefix="repoexec-sample-") as scratch:
-            launch = self._plan(env, problem, tree, Path(scratch), focal, options, masks,
-                                candidate_lines(module_source, problem))
-            token = secrets.token_hex(16)
-            started = time.monotonic()
-            watched = self._execute(env, problem, launch, token)
+            if stub is None:
+                launch = self._plan(env, problem, tree, Path(scratch), focal, options, masks,
+                                    candidate_lines(module_source, problem))
+                started = time.monotonic()
+                watched = self._execute(env, problem, launch, token)
+            else:
+                (Path(scratch) / "judge").mkdir()
+                (Path(scratch) / "candidate").mkdir()
+                launch = self._plan(env, problem, tree, Path(scratch) / "judge", focal, options, masks)
+                candidate = self._candidate_launch(env, problem, focal, module_source, Path(scratch) / "candidate",
+                                                   options)
+                roots = [f"--repoexec-project-root={root}" for root in project_roots(env, candidate)]
+                launch = replace(launch, arguments=(*launch.arguments, *roots))
+                started = time.monotonic()
+                watched = self._execute_split(env, problem, launch, candidate, token)
         try:
-            return _read_results(watched, token, launch.confined, time.monotonic() - started)
+            run = _read_results(watched, token, launch.confined, time.monotonic() - started)
         except protocol.SchemaMismatch as exc:
             folders = " and ".join(str(path) for path in (env.runtime, env.python.parent.parent) if path)
             raise StaleRuntimeError(
                 f"project {problem.project.name}: {exc}: the cached inner runtime is stale; delete {folders} "
                 "(they are rebuilt on the next run)"
             ) from None
+        return replace(run, judge="apart" if stub else f"in-process{': ' if in_process else ''}{in_process}")
+
+    def _candidate_launch(self, env: ProjectEnv, problem: Problem, focal: Path, module_source: str, scratch: Path,
+                          options: RunOptions) -> Launch:
+        """The candidate's process: the sample's view with its module in place and nothing of the tests (no test
+        module, no expected values), running ``repoexec_serve``."""
+        files = {focal: module_source.encode("utf-8")}
+        masks = tuple((path, files[focal] if path.suffix == ".py" else b"") for path in reference_copies(env, focal))
+        launch = self._plan(env, problem, sample_tree(env.source_root, files), scratch, focal, options, masks)
+        base = focal.parent  # where pytest puts the tests' package root on sys.path: the module is imported from it
+        while base != Path() and (env.source_root / base / "__init__.py").is_file():
+            base = base.parent
+        environment = {name: value for name, value in launch.environment.items() if name != "REPOEXEC_EXPECTED"}
+        arguments = (f"--repoexec-limits={launch.limits.rlimits()}", f"--repoexec-module={problem.module}",
+                     f"--repoexec-path={launch.root / base}",
+                     *(f"--repoexec-project-root={root}" for root in project_roots(env, launch)))
+        return replace(launch, arguments=arguments, environment=environment, program="repoexec_serve",
+                       view=replace(launch.view, data=None))
 
     def close(self) -> None:
         """Nothing outlives a sample here; the warm executor stops its processes."""
@@ -245,31 +328,70 @@ class SubprocessExecutor:
         if problem.tests is None:  # the suite imports the project as if it were installed, whatever its layout
             environment["PYTHONPATH"] = str(root / env.project.import_root)
         return Launch(tuple(arguments), environment, view, confined, self.sample_timeout * options.reruns, limits,
-                      problem.timeout or self.test_timeout)
+                      problem.timeout or self.test_timeout, root)
 
     def _execute(self, env: ProjectEnv, problem: Problem, launch: Launch, token: str) -> Watched:
         """Start a fresh interpreter for the sample, in the sandbox (and its pids cgroup where there is one)."""
-        argv, fds = self.sandbox.wrap(launch.view, [str(env.python), "-m", "pytest", *launch.arguments])
         with self.cgroup.sample(launch.limits.processes) if self.cgroup else contextlib.nullcontext() as cgroup:
             began = time.monotonic()
             pipes = Pipes(token)
             try:
-                process = subprocess.Popen(
-                    [*(cgroup.entering(argv) if cgroup else argv), f"--repoexec-results-fd={pipes.results}",
-                     f"--repoexec-token-fd={pipes.token}"],
-                    cwd=None if launch.confined else launch.view.workdir, env=launch.environment,
-                    stdin=subprocess.DEVNULL, stdout=pipes.output, stderr=subprocess.STDOUT, start_new_session=True,
-                    pass_fds=(pipes.results, pipes.token, *fds),
-                )
+                started = self._spawn(env, launch, cgroup, pipes.sample_ends())
             except BaseException:
                 pipes.close()
                 raise
             finally:
                 pipes.close_sample_ends()
-                for fd in fds:
-                    os.close(fd)
-            watched = watch(_Started(process), pipes, began, launch)
+            watched = watch(started, pipes, began, launch)
             return held(watched, refused=bool(cgroup and cgroup.refusals()))
+
+    def _execute_split(self, env: ProjectEnv, problem: Problem, judge: Launch, candidate: Launch,
+                       token: str) -> Watched:
+        """The judge and the candidate's process, started side by side (in one pids cgroup, where there is
+        one) and joined by a socket; the judge's stream is the sample's, and both write to its output."""
+        processes = judge.limits.processes + candidate.limits.processes
+        with self.cgroup.sample(processes) if self.cgroup else contextlib.nullcontext() as cgroup:
+            began = time.monotonic()
+            pipes = Pipes(token)
+            ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+            silent, closed = os.pipe()  # the candidate's token pipe: it gets none
+            os.close(closed)
+            started: list[Started] = []
+            try:
+                started.append(self._spawn(env, candidate, cgroup, (pipes.output, theirs.fileno(), silent)))
+                started.insert(0, self._spawn(env, judge, cgroup, pipes.sample_ends(), ours.fileno()))
+            except BaseException:
+                for process in started:
+                    process.kill()
+                pipes.close()
+                raise
+            finally:
+                pipes.close_sample_ends()
+                for fd in (ours.detach(), theirs.detach(), silent):
+                    os.close(fd)
+            pair = SplitSample(*started)
+            watched = watch(pair, pipes, began, judge)
+            return held(pair.candidate_limit(watched, judge.confined), refused=bool(cgroup and cgroup.refusals()))
+
+    def _spawn(self, env: ProjectEnv, launch: Launch, cgroup: Any, fds: tuple[int, int, int],
+               judge_fd: int | None = None) -> Started:
+        """One process of a sample: ``fds`` are its output, its results (the candidate's: its channel to the
+        judge) and its token; ``judge_fd``, the judge's channel to the candidate."""
+        argv, binds = self.sandbox.wrap(launch.view, [str(env.python), "-m", launch.program, *launch.arguments])
+        output, results, token = fds
+        channel = () if judge_fd is None else (judge_fd,)
+        try:
+            process = subprocess.Popen(
+                [*(cgroup.entering(argv) if cgroup else argv), f"--repoexec-results-fd={results}",
+                 f"--repoexec-token-fd={token}", *(f"--repoexec-judge-fd={fd}" for fd in channel)],
+                cwd=None if launch.confined else launch.view.workdir, env=launch.environment,
+                stdin=subprocess.DEVNULL, stdout=output, stderr=subprocess.STDOUT, start_new_session=True,
+                pass_fds=(results, token, *channel, *binds),
+            )
+        finally:
+            for fd in binds:
+                os.close(fd)
+        return _Started(process)
 
 
 @dataclass(frozen=True)
@@ -354,6 +476,31 @@ class _Started:
         return self.process.wait()
 
 
+class SplitSample:
+    """A split sample's two processes as ``watch`` sees one: the judge's end is the sample's; killing it kills
+    both. What stopped the candidate's process (its CPU or file size limit) is the sample's limit."""
+
+    def __init__(self, judge: Started, candidate: Started) -> None:
+        self.judge, self.candidate = judge, candidate
+        self.candidate_status: int | None = None
+
+    def poll(self) -> int | None:
+        return self.judge.poll()
+
+    def wait(self, timeout: float) -> int | None:
+        return self.judge.wait(timeout)
+
+    def kill(self) -> int:
+        self.candidate_status = self.candidate.poll()
+        if self.candidate_status is None:
+            self.candidate.kill()
+        return self.judge.kill()
+
+    def candidate_limit(self, watched: Watched, confined: bool) -> Watched:
+        limit = _SIGNAL_LIMITS.get(_signal_of(self.candidate_status, confined)) if self.candidate_status else None
+        return replace(watched, stopped=limit) if limit and watched.stopped is None else watched
+
+
 class _Progress:
     """How far the run has come, from its records as they arrive: when each kind first came (the phase
     figures), and by when the next one must come. Once collection has ended, pytest-timeout bounds every test
@@ -432,6 +579,28 @@ def watch(started: Started, pipes: Pipes, began: float, launch: Launch) -> Watch
     finally:
         pipes.close()
     return Watched(bytes(stream), output.decode("utf-8", "replace"), returncode, stopped, progress.marks)
+
+
+def project_roots(env: ProjectEnv, launch: Launch) -> list[str]:
+    """The folders a sample's project modules are loaded from (its tree, where the tests see it, and the cached
+    source its links lead to): their classes may cross between the judge and the candidate."""
+    return list(dict.fromkeys(str(path) for path in (launch.view.tree_at, launch.root, *launch.view.aliases,
+                                                     env.source_root)))
+
+
+@functools.cache
+def _judge_code() -> str:
+    """What decides whether a problem can be judged apart, besides the problem: a change asks every one again."""
+    runtime = Path(__file__).with_name("runtime")
+    return hashlib.sha256(b"".join((runtime / name).read_bytes() for name in (
+        "repoexec_judge.py", "repoexec_serve.py", "repoexec_wire.py", "repoexec_inner.py"))).hexdigest()
+
+
+def _outcomes(run: SampleRun) -> dict[str, str]:
+    """Each test's outcome, and each collection error, by name: what the reference must get both ways."""
+    found = {test.name: test.outcome for test in run.tests}
+    found.update({f"collect {error.name}": "error" for error in run.collect_errors})
+    return found
 
 
 def seen_root(env: ProjectEnv) -> Path:

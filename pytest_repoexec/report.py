@@ -161,6 +161,11 @@ class ResultsCollector(Collector):
             lines.append(f"result store: {store['read']} samples read back ({store['copies']} of them the same module "
                          f"as another sample), {store['evaluated']} evaluated"
                          + (f", {store['replaced']} unreadable entries evaluated again" if store["replaced"] else ""))
+        judge = document.get("judge") or {}
+        if judge.get("apart") or judge.get("in_process"):
+            lines.append(f"judge: {judge['apart']} samples apart from their candidate, {judge['in_process']} in-process"
+                         + (f" ({len(judge['problems_in_process'])} problems: why in the report's "
+                            "judge.problems_in_process)" if judge["problems_in_process"] else ""))
         decoy = document["decoy"]
         if decoy["held"] or decoy["caught"] or decoy["unchecked"]:
             problems = sorted({entry["problem"] for entry in decoy["unchecked"]})

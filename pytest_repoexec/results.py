@@ -36,6 +36,7 @@ class SampleResult:
     diff: str | None = None  # the candidate against the reference, as a unified diff; None without a candidate
     decoy: str | None = None  # a passing sample's decoy check (``decoy``): "held", "caught" (then it is
     #   Tampered), or "unavailable: why"; None where no check ran (not passed, or not a scoring run)
+    judge: str | None = None  # "apart": its tests ran in a process that never ran its code; else "in-process: why"
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON types only: the error type as its string."""

@@ -52,6 +52,10 @@ def add_options(parser: pytest.Parser) -> None:
     group.addoption("--repoexec-executor", choices=("warm", "process"), default="warm",
                     help="how samples start: warm (default: forked from a process per project that has imported "
                          "pytest and the project's dependencies once) or process (a fresh interpreter each)")
+    group.addoption("--repoexec-judge", choices=("apart", "in-process"), default="apart",
+                    help="where the tests run: apart (default: in a process that never runs candidate code, the "
+                         "candidate in one of its own, for every problem whose reference gets the same outcomes "
+                         "so) or in-process (beside the candidate, guarded by the decoy check)")
     group.addoption("--repoexec-warm-processes", type=int, default=4, metavar="N",
                     help="warm processes each worker keeps alive, the least recently used stopped first (default 4)")
     group.addoption("--repoexec-zygotes", type=int, default=8, metavar="N",
@@ -120,6 +124,7 @@ class Settings:
     workers: int  # xdist workers, or 1: how many samples a debugging round judges at once
     sandbox: str = "bwrap"
     executor: str = "warm"
+    judge: bool = True  # tests apart from the candidate, where the problem allows (``judge.py``)
     warm_processes: int = 4
     zygotes: int = 8
     fresh: bool = False  # evaluate again what the result store holds
@@ -170,6 +175,7 @@ class Settings:
             context=option("repoexec_context", "full"),
             sandbox=option("repoexec_sandbox"),
             executor=option("repoexec_executor"),
+            judge=option("repoexec_judge", "apart") == "apart",
             warm_processes=option("repoexec_warm_processes"),
             zygotes=option("repoexec_zygotes"),
             fresh=option("repoexec_fresh"),
@@ -265,9 +271,9 @@ def make_executor(settings: Settings) -> SubprocessExecutor:
         if settings.executor == "warm":
             return WarmExecutor(settings.test_timeout, settings.sample_timeout, sandbox, settings.limits,
                                 keep=settings.warm_processes, zygotes=settings.zygotes,
-                                accept_no_process_limit=settings.accept_no_process_limit)
+                                accept_no_process_limit=settings.accept_no_process_limit, judge=settings.judge)
         return SubprocessExecutor(settings.test_timeout, settings.sample_timeout, sandbox, settings.limits,
-                                  accept_no_process_limit=settings.accept_no_process_limit)
+                                  accept_no_process_limit=settings.accept_no_process_limit, judge=settings.judge)
     except ProcessLimitUnavailable as exc:
         raise pytest.UsageError(f"--repoexec-processes: {exc}; or pass --repoexec-accept-no-process-limit "
                                 "knowingly") from None

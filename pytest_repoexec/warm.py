@@ -41,7 +41,7 @@ from typing import Any
 
 from .environment import ProjectEnv
 from .cgroups import OwnNamespace, ProcessCgroup
-from .executor import (Launch, ProblemLayoutError, SubprocessExecutor, Pipes, Watched, held, module_file,
+from .executor import (Launch, ProblemLayoutError, SubprocessExecutor, Pipes, SplitSample, Watched, held, module_file,
                        seen_root, watch)
 from .problem import Problem
 from .runtime import repoexec_warm as zygote
@@ -75,8 +75,8 @@ class _Key:
 class WarmExecutor(SubprocessExecutor):
     def __init__(self, test_timeout: float, sample_timeout: float, sandbox: Sandbox | None = None,
                  limits: Limits = Limits(), keep: int = 4, zygotes: int = ZYGOTES,
-                 accept_no_process_limit: bool = False) -> None:
-        super().__init__(test_timeout, sample_timeout, sandbox, limits, accept_no_process_limit)
+                 accept_no_process_limit: bool = False, judge: bool = True) -> None:
+        super().__init__(test_timeout, sample_timeout, sandbox, limits, accept_no_process_limit, judge)
         self.keep, self.zygotes = keep, zygotes
         self.processes: collections.OrderedDict[_Key, WarmProcess] = collections.OrderedDict()
         self.cold: dict[_Key, str] = {}  # environments left to fresh processes, and why
@@ -102,14 +102,53 @@ class WarmExecutor(SubprocessExecutor):
                     self._give_up(key, problem, f"it died twice in a row ({exc})")
         return super()._execute(env, problem, launch, token)
 
+    def _execute_split(self, env: ProjectEnv, problem: Problem, judge: Launch, candidate: Launch,
+                       token: str) -> Watched:
+        """The judge and the candidate's process, each forked from a zygote of the problem's (one holds the
+        judges, the other the candidates: a zygote runs one sample at a time); fresh processes where the
+        problem has no zygotes."""
+        key = _Key(env.python.parent.parent, problem.project.manifest.parent, problem.network)
+        process = self._process(key, env, problem, judge) if key not in self.cold else None
+        requests = [self._request(launch, process) for launch in (judge, candidate)] if process else [None]
+        if None in requests:
+            return super()._execute_split(env, problem, judge, candidate, token)
+        requests[1]["program"] = candidate.program
+        servers = [self._zygote(process, env, problem, launch, request, role)
+                   for launch, request, role in zip((judge, candidate), requests, ("judge", "candidate"))]
+        if None in servers:
+            return super()._execute_split(env, problem, judge, candidate, token)
+        began = time.monotonic()
+        refusals = process.allow(judge.limits.processes + candidate.limits.processes)
+        pipes = Pipes(token)
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        silent, closed = os.pipe()
+        os.close(closed)
+        try:
+            servers[1].start(requests[1], (pipes.output, theirs.fileno(), silent))
+            servers[0].start(requests[0], (*pipes.sample_ends(), ours.fileno()))
+        except WarmProcessDied:
+            pipes.close()
+            self._stop(key)
+            return super()._execute_split(env, problem, judge, candidate, token)
+        finally:
+            pipes.close_sample_ends()
+            for fd in (ours.detach(), theirs.detach(), silent):
+                os.close(fd)
+        pair = SplitSample(_Sample(servers[0]), _Sample(servers[1]))
+        watched = watch(pair, pipes, began, judge)
+        first = process.start_time + sum(server.start_time for server in servers)
+        process.start_time = servers[0].start_time = servers[1].start_time = 0.0
+        watched = dataclasses.replace(pair.candidate_limit(watched, judge.confined), warm_start=first)
+        return held(watched, refused=bool(process.cgroup and process.cgroup.refusals() > refusals))
+
     def _zygote(self, process: WarmProcess, env: ProjectEnv, problem: Problem, launch: Launch,
-                request: dict[str, Any]) -> _Zygote | None:
+                request: dict[str, Any], role: str = "sample") -> _Zygote | None:
         """The problem's zygote, where it has one: inside the sandbox (without it, a sample's paths are its own),
         for a problem with a test module (a suite's conftest files import what they will) that imports some
         of the project's modules."""
         if not self.zygotes or not request["confined"] or problem.tests is None:
             return None
-        made = _zygote_request(env, problem, launch, request)
+        made = _zygote_request(env, problem, launch, request) | {"role": role}
         return process.zygote(made, self.zygotes) if made["imports"] else None
 
     def close(self) -> None:
@@ -262,24 +301,37 @@ class _Server:
 
     def run(self, request: dict[str, Any], launch: Launch, token: str) -> Watched:
         began = time.monotonic()
-        if self.cgroup:
-            self.cgroup.allow(self.cgroup.current() + launch.limits.processes)
-            refusals = self.cgroup.refusals()
+        refusals = self.allow(launch.limits.processes)
         pipes = Pipes(token)
+        try:
+            self.start(request, pipes.sample_ends())
+        except WarmProcessDied:
+            pipes.close()
+            raise
+        finally:
+            pipes.close_sample_ends()
+        watched = watch(_Sample(self), pipes, began, launch)
+        return held(watched, refused=bool(self.cgroup and self.cgroup.refusals() > refusals))
+
+    def allow(self, processes: int) -> int:
+        """Room in the warm process's cgroup for a sample's processes; the refusals counted so far."""
+        if not self.cgroup:
+            return 0
+        self.cgroup.allow(self.cgroup.current() + processes)
+        return self.cgroup.refusals()
+
+    def start(self, request: dict[str, Any], fds: tuple[int, ...]) -> None:
+        """Fork the sample, handing it ``fds`` (output, results, token, and a judge's channel)."""
         self.exited = None
         payload = os.memfd_create("repoexec-request")  # read by the sample's keeper, never by the warm process
         try:
             os.write(payload, json.dumps(request).encode("utf-8"))
             os.lseek(payload, 0, os.SEEK_SET)
-            zygote.send(self.socket, {"op": "sample"}, (*pipes.sample_ends(), payload))
+            zygote.send(self.socket, {"op": "sample"}, (*fds, payload))
         except OSError as exc:
-            pipes.close()
             raise WarmProcessDied(f"it stopped taking samples: {exc}") from None
         finally:
             os.close(payload)
-            pipes.close_sample_ends()
-        watched = watch(_Sample(self), pipes, began, launch)
-        return held(watched, refused=bool(self.cgroup and self.cgroup.refusals() > refusals))
 
     def wait(self, timeout: float) -> int | None:
         if self.exited is None and select.select([self.socket], [], [], timeout)[0]:

@@ -17,6 +17,7 @@ import re
 from ast import literal_eval
 
 import pytest
+import repoexec_judge
 import repoexec_protocol as protocol
 from repoexec_guard import CandidateWatch, Integrity, apply_limits, deny_system_calls, limit_kind, watch_classes
 from repoexec_protocol import ErrorType
@@ -61,6 +62,10 @@ def pytest_addoption(parser):
                      help="leave out the tests of this name (a function name takes all its parameter sets)")
     parser.addoption("--repoexec-reruns", type=int, default=1, help="run the whole session's tests this many times")
     parser.addoption("--repoexec-coverage", default=None, help="measure line and branch coverage of this file")
+    parser.addoption("--repoexec-judge-fd", type=int, default=None,
+                     help="the socket to the candidate's process: this process is the judge, and runs no candidate code")
+    parser.addoption("--repoexec-project-root", action="append", default=[],
+                     help="a folder the project's modules are loaded from (their classes may cross from the candidate)")
 
 
 def pytest_pycollect_makeitem(collector, name, obj):
@@ -75,6 +80,9 @@ def _error_type(excinfo):
     if excinfo is None:
         return None
     message = str(excinfo.value)
+    told = getattr(excinfo.value, "repoexec_error_type", None)  # the judge's: the candidate's process ended, a limit
+    if isinstance(told, str):
+        return told
     if excinfo.typename == "Failed" and "Timeout" in message and "pytest-timeout" in message:
         return ErrorType.TIMEOUT.value
     kind = limit_kind(excinfo.value)
@@ -166,6 +174,7 @@ class _Recorder:
         self.counts = {}  # (node id, site, round) -> the last occurrence's index
         self.coverage = None
         self.coverage_running = False
+        self.session = None
 
     def capture(self, site, side, value):
         if self.current is None:
@@ -232,6 +241,15 @@ class _Recorder:
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_setup(self, item):
         self.current = item.nodeid
+        if repoexec_judge._CHANNEL is not None:  # the candidate's process stops a call at the test's own limit
+            marker = item.get_closest_marker("timeout")
+            limit = marker.args[0] if marker and marker.args else item.config.getoption("timeout", 0)
+            repoexec_judge._CHANNEL.limit = float(limit or 0)
+
+    def stop(self, why):
+        """The candidate's process is gone or stuck: no later test can be judged."""
+        if self.session is not None:
+            self.session.shouldstop = f"repoexec: {why}"
 
     @pytest.hookimpl(trylast=True)
     def pytest_runtest_teardown(self, item):
@@ -240,6 +258,7 @@ class _Recorder:
 
     @pytest.hookimpl(trylast=True)  # after pytest's own session-start plugins are registered
     def pytest_sessionstart(self, session):
+        self.session = session
         if self.focal_module:  # before the snapshot: the class watch is ours
             self.made = watch_classes(self.focal_module)
         if not self.runner_under_test:
@@ -458,7 +477,11 @@ def pytest_configure(config):
         print(f"repoexec: no seccomp filter: {unfiltered}")
     focal = config.getoption("--repoexec-focal-module")
     runner_under_test = _part_of_runner(focal)
-    if runner_under_test:  # pytest's own suite, under its own pytest (runner = "project")
+    judge_fd = config.getoption("--repoexec-judge-fd")
+    if judge_fd is not None:  # the candidate runs in a process of its own: nothing here to watch
+        _parse_each_source_once()
+        focal, runner_under_test = "", True
+    elif runner_under_test:  # pytest's own suite, under its own pytest (runner = "project")
         print(f"repoexec: the candidate's module {focal} is part of the pytest that runs its tests: its code runs "
               "the session, walks frames, opens the tests' files and makes the reports, as a runner must, and its "
               "tests patch the environment through it; so the audit hook on the candidate's code, the class watch "
@@ -476,6 +499,8 @@ def pytest_configure(config):
         _RECORDER.watch = CandidateWatch(focal, (int(first), int(last)) if lines else None, protected)
         _RECORDER.watch.install()
     config.pluginmanager.register(_RECORDER, "repoexec-recorder")
+    if judge_fd is not None:
+        repoexec_judge.open_channel(judge_fd, config.getoption("--repoexec-project-root"), _RECORDER.stop)
     target = config.getoption("--repoexec-coverage")
     if target:
         import coverage  # only here: a normal sample does not pay for importing it

@@ -61,7 +61,7 @@ _SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41}.get(os.uname().machine, 155)
 _STATVFS_FLAGS = ((os.ST_RDONLY, _RDONLY), (os.ST_NOSUID, _NOSUID), (os.ST_NODEV, _NODEV), (os.ST_NOEXEC, _NOEXEC))
 NEW_ROOT = "/repoexec/root"  # an empty folder of the warm process's sandbox where each sample's root is built
 _STAGING = "/repoexec/staging"  # where the files shown over a sample's binds are made, outside its root
-RESULTS_FD, TOKEN_FD = 3, 4  # where the test process finds its pipes
+RESULTS_FD, TOKEN_FD, JUDGE_FD = 3, 4, 5  # where the test process finds its pipes (a judge: its channel)
 _HEADER = struct.Struct(">I")
 _MAX_FDS = 8
 
@@ -292,10 +292,13 @@ def _init(request, fds, alive):
             os._exit(_exit_status(status))
 
 
+_PROGRAM = ["pytest"]  # what the test process runs: pytest, or a split sample's candidate process
+
+
 def _test_process(request, fds):
     """C: made ready to run the sample's pytest as ``python -m pytest ARGS`` would in a fresh process (``main``
     runs it, at the top level, so that the interpreter ends as a fresh one would)."""
-    output, results, token = fds
+    output, results, token, *channel = fds  # channel: a judge's socket to its candidate's process
     if _REFUSED in sys.meta_path:  # forked from a zygote: the sample's own module is there to import
         sys.meta_path.remove(_REFUSED)
     if request["confined"]:  # without a sandbox it stays in the keeper's process group, which is killed whole
@@ -304,9 +307,10 @@ def _test_process(request, fds):
             become_namespace_root(*request["user"])
         drop_capabilities()
     null = os.open(os.devnull, os.O_RDONLY)
-    for fd, target in ((null, 0), (output, 1), (output, 2), (results, RESULTS_FD), (token, TOKEN_FD)):
+    for fd, target in ((null, 0), (output, 1), (output, 2), (results, RESULTS_FD), (token, TOKEN_FD),
+                       *((fd, JUDGE_FD) for fd in channel)):
         os.dup2(fd, target)
-    os.closerange(TOKEN_FD + 1, 1 << 16)
+    os.closerange((JUDGE_FD if channel else TOKEN_FD) + 1, 1 << 16)
     os.chdir(request["workdir"])
     os.environ.clear()
     os.environ.update(request["environment"], PWD=request["workdir"])  # PWD: as bubblewrap's --chdir sets it
@@ -324,8 +328,10 @@ def _test_process(request, fds):
         numpy_random.seed()
     import pytest
 
+    _PROGRAM[0] = request.get("program", "pytest")
     sys.argv[:] = [os.path.join(os.path.dirname(pytest.__file__), "__main__.py"), *request["arguments"],
-                   f"--repoexec-results-fd={RESULTS_FD}", f"--repoexec-token-fd={TOKEN_FD}"]
+                   f"--repoexec-results-fd={RESULTS_FD}", f"--repoexec-token-fd={TOKEN_FD}",
+                   *([f"--repoexec-judge-fd={JUDGE_FD}"] if channel else [])]
     gc.enable()
 
 
@@ -568,7 +574,12 @@ def main():
 
     import pytest
 
-    status = pytest.console_main()  # in a sample's test process, which then ends as Python ends one: it
+    if _PROGRAM[0] == "repoexec_serve":  # a split sample's candidate process: no pytest session
+        import repoexec_serve
+
+        status = repoexec_serve.main(sys.argv[1:])
+    else:
+        status = pytest.console_main()  # in a sample's test process, which then ends as Python ends one: it
     threading._shutdown()  # waits for its threads, runs its exit functions, flushes its output; but the
     atexit._run_exitfuncs()  # warm process's modules, which it would tear down one by one, are simply let go
     for stream in (sys.stdout, sys.stderr):

@@ -1,0 +1,63 @@
+"""Which problems the judge can run apart from the candidate, and the focal module as the judge imports it.
+
+A split sample runs in two processes: the judge (pytest, the tests, their expected values, the verdict stream),
+whose focal module has the target replaced by a stub (``runtime/repoexec_judge.py``), and the candidate's
+process (``runtime/repoexec_serve.py``), which holds the module with the candidate in place and nothing of the
+tests. ``split_plan`` says whether a problem can be judged so, and gives the judge's module.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from . import syntax
+from .problem import Problem
+
+JUDGE_MODULE = "repoexec_judge"
+_BINDINGS = {"staticmethod": "static", "classmethod": "class", "property": "property"}
+
+
+@dataclass(frozen=True)
+class SplitPlan:
+    """The judge's focal module (the target a stub), or why the problem runs in-process."""
+
+    stub_module: str | None
+    in_process: str | None = None  # the reason, where the problem cannot be split
+
+
+def split_plan(problem: Problem, original: str) -> SplitPlan:
+    """The judge's module for this problem, or why it stays in-process: a class problem, the project's own
+    suite as tests, an async function, a method of a nested function, a property with a setter."""
+    if problem.tests is None:
+        return SplitPlan(None, "its tests are the project's own suite (runner = \"project\")")
+    if problem.kind == syntax.CLASS:
+        return SplitPlan(None, "a class problem: the judge splits functions and methods in this version")
+    qualname = problem.entry_point
+    try:
+        definition = syntax.find_definition(original, qualname, problem.kind)
+    except syntax.DefinitionNotFound as exc:
+        return SplitPlan(None, f"its definition cannot be found: {exc}")
+    data = original.encode("utf-8")
+    text = data[definition.start_byte:definition.end_byte].decode("utf-8")
+    found = re.search(r"^\s*(async\s+)?def\s", text, re.M)
+    header = text[: found.end()] if found else text
+    if found and found.group(1):
+        return SplitPlan(None, "an async function: its coroutine would have to cross to the judge")
+    decorators = re.findall(r"^\s*@\s*([\w.]+)", header, re.M)
+    if any(name.endswith((".setter", ".getter", ".deleter")) for name in decorators):
+        return SplitPlan(None, "a property's accessor: the property object is built across several definitions")
+    owner, _, name = qualname.rpartition(".")
+    if owner:
+        try:
+            syntax.find_definition(original, owner, syntax.CLASS)
+        except syntax.DefinitionNotFound:
+            return SplitPlan(None, "a function nested in another function")
+        binding = next((_BINDINGS[d] for d in decorators if d in _BINDINGS), "instance")
+        stub = f'{name} = __import__("{JUDGE_MODULE}").method(__name__, "{qualname}", "{binding}")'
+    else:
+        stub = f'{name} = __import__("{JUDGE_MODULE}").function(__name__, "{name}")'
+    newline = "\r\n" if "\r\n" in original else "\n"
+    module = (data[:definition.start_byte] + stub.encode("utf-8") + newline.encode("utf-8")
+              + data[definition.end_byte:]).decode("utf-8")
+    return SplitPlan(module)

@@ -1,0 +1,268 @@
+"""The candidate's process of a split sample: it imports the focal module with the candidate in place and
+answers the judge's calls. Nothing of the tests is here (no test file, no expected values, no verdict
+channel): only the arguments of each call, by value.
+
+Runs as ``python -m repoexec_serve`` (or forked from a warm process) under the project's interpreter, with the
+standard library only. Everything it sends is read by the judge's ``repoexec_wire.JudgeUnpickler``; so this
+file is a courtesy to honest code (values by pickle, the rest as handles), not a defence.
+"""
+
+import argparse
+import importlib
+import os
+import pickle
+import signal
+import sys
+import traceback
+
+from repoexec_guard import apply_limits, deny_system_calls, limit_kind
+from repoexec_wire import FUNCTION_TYPES, IMMUTABLE, dumps, is_value_type, module_of_project, receive, send, socket_from
+
+_GRACE = 0.5  # seconds past the test's limit before a call is interrupted here (the judge's timeout comes first)
+
+
+class _CallTimeout(BaseException):
+    """The call ran past its limit."""
+
+
+class Lent:
+    """An object of the judge's (a function a test passed): each use is a call back to the judge."""
+
+    def __init__(self, server, hid):
+        self._server, self._hid = server, hid
+
+    def __call__(self, *args, **kwargs):
+        return self._server.callback(self._hid, "call", args, kwargs)
+
+    def __iter__(self):
+        return self._server.callback(self._hid, "iter", (), {})
+
+    def __next__(self):
+        return self._server.callback(self._hid, "next", (), {})
+
+    def __repr__(self):
+        return f"<the judge's object {self._hid}>"
+
+
+class Server:
+    def __init__(self, sock, module, project_roots):
+        self.sock, self.module, self.project_roots = sock, module, project_roots
+        self.handles = {}  # hid -> an object of ours the judge holds a handle to
+        self.lent = {}
+        self.callbacks = 0
+        self.arguments = {}  # id -> index of the current call's arguments (identity kept across)
+        self.by_value = set()  # ids of the arguments whose new state is being sent
+
+    # --- reading the judge ---
+
+    def _load(self, data):
+        unpickler = pickle.Unpickler(_bytes_io(data))
+        unpickler.persistent_load = self._persistent_load
+        return unpickler.load()
+
+    def _persistent_load(self, pid):
+        if pid[0] == "handle":
+            return self.handles[pid[1]]
+        if pid[0] == "judge":
+            return self.lent.setdefault(pid[1], Lent(self, pid[1]))
+        raise pickle.UnpicklingError(f"unknown reference {pid!r}")
+
+    # --- writing to the judge ---
+
+    def _persistent_id(self, obj):
+        if id(obj) in self.by_value:  # an argument's new state: sent whole, once
+            self.by_value.discard(id(obj))
+            return None
+        index = self.arguments.get(id(obj)) if not isinstance(obj, IMMUTABLE) else None
+        if index is not None:
+            return ("arg", index)
+        if type(obj) is Lent:
+            return ("judge", obj._hid)
+        cls = type(obj)
+        if isinstance(obj, type) or is_value_type(cls) or module_of_project(cls.__module__, self.project_roots) \
+                and not isinstance(obj, FUNCTION_TYPES):
+            return None
+        if isinstance(obj, FUNCTION_TYPES) or callable(obj) or hasattr(obj, "__next__") or hasattr(obj, "__enter__") \
+                or hasattr(obj, "__iter__") and not hasattr(obj, "__reduce_ex__"):
+            hid = len(self.handles) + 1
+            self.handles[hid] = obj
+            return ("handle", hid, cls.__qualname__)
+        return None
+
+    def _send(self, message):
+        try:
+            payload = dumps(message, self._persistent_id)
+        except Exception as exc:
+            text = f"the candidate's answer cannot cross to the judge: {type(exc).__name__}: {exc}"
+            payload = dumps(("raise", message[1], None, (None, text, "")))
+        send(self.sock, payload)
+
+    # --- serving ---
+
+    def serve(self):
+        while True:
+            data = receive(self.sock)
+            if data is None:
+                return
+            message = self._load(data)
+            if message[0] == "call":
+                self._call(*message[1:])
+
+    def callback(self, hid, op, args, kwargs):
+        self.callbacks += 1
+        number = -self.callbacks
+        send(self.sock, dumps(("callback", number, hid, op, args, kwargs), self._persistent_id))
+        while True:
+            data = receive(self.sock)
+            if data is None:
+                os._exit(0)  # the judge is gone
+            message = self._load(data)
+            if message[0] == "call":  # the judge calls back in turn
+                self._call(*message[1:])
+            elif message[1] == number:
+                if message[0] == "raise":
+                    raise message[2]
+                return message[3]
+
+    def _call(self, number, target, args, kwargs, limit=0.0):
+        arguments = [*args, *kwargs.values()]
+        before = {index: _snapshot(value) for index, value in enumerate(arguments) if _mutable(value)}
+        saved = self.arguments
+        self.arguments = {}
+        try:
+            value = self._run(target, args, kwargs, limit)
+        except _CallTimeout:
+            self._send(("raise", number, None, ("Timeout", "the call ran past its limit", "")))
+            return
+        except BaseException as exc:
+            text = "".join(traceback.format_exception(exc))
+            kind = limit_kind(exc)
+            self._send(("raise", number, _crossing(exc), (kind.value if kind else None, f"{type(exc).__name__}: {exc}",
+                                                         text)))
+            return
+        finally:
+            self.arguments = saved
+        changed = {index: arguments[index] for index, was in before.items() if _snapshot(arguments[index]) != was}
+        self.arguments = {id(value): index for index, value in enumerate(arguments)}
+        self.by_value = {id(value) for value in changed.values()}
+        try:  # the new states first: the answer, if it is one of them, is then the argument itself
+            self._send(("return", number, changed, value))
+        finally:
+            self.arguments, self.by_value = saved, set()
+
+    def _run(self, target, args, kwargs, limit):
+        previous = signal.signal(signal.SIGALRM, _alarm) if limit else None
+        if limit:
+            signal.setitimer(signal.ITIMER_REAL, limit + _GRACE)
+        try:
+            return self._dispatch(target, args, kwargs)
+        finally:
+            if limit:
+                signal.setitimer(signal.ITIMER_REAL, 0)
+                signal.signal(signal.SIGALRM, previous)
+
+    def _dispatch(self, target, args, kwargs):
+        kind = target[0]
+        if kind == "function":
+            return getattr(self.module, target[2])(*args, **kwargs)
+        if kind == "method":
+            _, _, qualname, binding = target
+            owner_path, _, name = qualname.rpartition(".")
+            if binding in ("instance", "class"):
+                return getattr(args[0], name)(*args[1:], **kwargs)
+            if binding == "property":
+                return getattr(args[0], name)
+            owner = self.module
+            for part in owner_path.split("."):
+                owner = getattr(owner, part)
+            return getattr(owner, name)(*args, **kwargs)
+        if kind == "handle":
+            obj, op = self.handles[target[1]], target[2]
+            return _HANDLE_OPS[op](obj, *args, **kwargs)
+        raise LookupError(f"no target of kind {kind!r}")
+
+
+def _alarm(signum, frame):
+    raise _CallTimeout()
+
+
+def _exit_op(obj, failed):
+    return obj.__exit__(*((Exception, Exception(), None) if failed else (None, None, None)))
+
+
+_HANDLE_OPS = {
+    "call": lambda obj, *args, **kwargs: obj(*args, **kwargs),
+    "getattr": getattr, "iter": iter, "next": next, "send": lambda obj, value: obj.send(value),
+    "close": lambda obj: obj.close(), "enter": lambda obj: obj.__enter__(), "exit": _exit_op,
+    "len": len, "getitem": lambda obj, key: obj[key], "contains": lambda obj, key: key in obj,
+}
+
+
+def _mutable(value):
+    return isinstance(value, (list, dict, set, bytearray)) or hasattr(value, "__dict__") and not isinstance(
+        value, (type, *FUNCTION_TYPES)) and type(value).__module__ != "builtins"
+
+
+def _snapshot(value):
+    try:
+        return pickle.dumps(value, protocol=4)
+    except Exception:
+        return None
+
+
+def _crossing(exc):
+    """The exception itself where it pickles (its type is then the judge's to accept or refuse), else None."""
+    try:
+        pickle.dumps(exc, protocol=4)
+    except Exception:
+        return None
+    exc.__traceback__ = None
+    exc.__context__ = exc.__cause__ = None
+    return exc
+
+
+def _bytes_io(data):
+    import io
+
+    return io.BytesIO(data)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="repoexec_serve")
+    parser.add_argument("--repoexec-results-fd", type=int, required=True)  # the channel to the judge
+    parser.add_argument("--repoexec-token-fd", type=int)  # the sample's token pipe: not ours to read
+    parser.add_argument("--repoexec-limits", default="")
+    parser.add_argument("--repoexec-module", required=True)
+    parser.add_argument("--repoexec-path", action="append", default=[])
+    parser.add_argument("--repoexec-project-root", action="append", default=[])
+    options = parser.parse_args(argv)
+    if options.repoexec_token_fd is not None:
+        os.close(options.repoexec_token_fd)
+    sock = socket_from(options.repoexec_results_fd)
+    cramped = apply_limits(options.repoexec_limits)
+    if cramped:
+        print(f"repoexec: {cramped}", file=sys.stderr)
+    unfiltered = deny_system_calls()
+    if unfiltered:
+        print(f"repoexec: no seccomp filter: {unfiltered}", file=sys.stderr)
+    sys.path[:0] = [path for path in options.repoexec_path if path not in sys.path]
+    try:
+        module = importlib.import_module(options.repoexec_module)
+    except BaseException as exc:  # every call answers with what the import raised
+        module = _Broken(exc)
+    Server(sock, module, options.repoexec_project_root).serve()
+    return 0
+
+
+class _Broken:
+    """The focal module, where importing it failed: every call raises what the import raised."""
+
+    def __init__(self, exc):
+        self.exc = exc
+
+    def __getattr__(self, name):
+        raise self.exc
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,270 @@
+"""The judge apart from the candidate (issue 33): what crosses and how the judge checks it, with a real candidate's
+process (``python -m repoexec_serve``) on one end of a socket and the judge's channel here on the other; honest
+idioms that the in-process defences accused pass apart; and a candidate apart reaches nothing of its tests."""
+
+from __future__ import annotations
+
+import io
+import os
+import pickle
+import socket
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from conftest import SHIPPED, write_replay
+from honest_idioms import IDIOMS, honest
+from pytest_repoexec.problem import load_problem
+
+RUNTIME = Path(__file__).resolve().parents[1] / "pytest_repoexec" / "runtime"
+sys.path.insert(0, str(RUNTIME))  # the judge's modules, as the inner plugin imports them in a project's virtualenv
+
+import repoexec_judge  # noqa: E402
+import repoexec_wire  # noqa: E402
+from repoexec_wire import WireError  # noqa: E402
+
+CANDIDATE = '''
+import threading
+from shop.money import Price
+
+def doubled(items):
+    items.extend(items)
+    return items
+
+def tagged(price):
+    price.tag = "seen"
+    return price.amount
+
+def count_up(n):
+    for i in range(n):
+        yield i
+
+def apply(function, values):
+    return [function(v) for v in values]
+
+def refuse(kind):
+    if kind == "own_class":
+        class Anything:
+            def __eq__(self, other):
+                return True
+        return Anything()
+    if kind == "type_call":
+        return type("Anything", (str,), {"__eq__": lambda self, other: True, "__hash__": str.__hash__})("x")
+    if kind == "mock":
+        import unittest.mock
+        return unittest.mock.ANY
+    raise ValueError("bad kind %s" % kind)
+
+def price_of(amount):
+    return Price(amount)
+
+def loop():
+    while True:
+        pass
+
+def die():
+    import os
+    os._exit(3)
+'''
+
+PROJECT_MONEY = '''
+class Price:
+    made = 0
+
+    def __init__(self, amount):
+        Price.made += 1  # counts the constructions: the judge must not run it on what the candidate sends
+        self.amount = amount
+
+    def __eq__(self, other):
+        return isinstance(other, Price) and self.amount == other.amount
+'''
+
+
+@pytest.fixture
+def channel(tmp_path: Path):
+    """A judge's channel to a real candidate's process serving ``shop.candidate``; yields (channel, stops)."""
+    (tmp_path / "shop").mkdir()
+    (tmp_path / "shop" / "__init__.py").write_text("")
+    (tmp_path / "shop" / "money.py").write_text(PROJECT_MONEY)
+    (tmp_path / "shop" / "candidate.py").write_text(CANDIDATE)
+    sys.path.insert(0, str(tmp_path))
+    ours, theirs = socket.socketpair()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "repoexec_serve", f"--repoexec-results-fd={theirs.fileno()}",
+         "--repoexec-module=shop.candidate", f"--repoexec-path={tmp_path}", f"--repoexec-project-root={tmp_path}"],
+        pass_fds=(theirs.fileno(),), env={**os.environ, "PYTHONPATH": str(RUNTIME)},
+    )
+    theirs.close()
+    stops: list[str] = []
+    judge = repoexec_judge.Channel(ours.detach(), [str(tmp_path)], stops.append)
+    try:
+        yield judge, stops
+    finally:
+        process.kill()
+        process.wait()
+        sys.path.remove(str(tmp_path))
+        for name in [name for name in sys.modules if name == "shop" or name.startswith("shop.")]:
+            del sys.modules[name]
+
+
+def call(judge, name, *args, **kwargs):
+    return judge.call(("function", "shop.candidate", name), args, kwargs)
+
+
+def test_a_mutated_argument_is_applied_in_place_and_a_returned_argument_keeps_its_identity(channel):
+    judge, _ = channel
+    items = [1, 2]
+    returned = call(judge, "doubled", items)
+    assert items == [1, 2, 1, 2] and returned is items
+
+
+def test_a_project_object_crosses_as_the_projects_class_and_its_new_state_comes_back(channel):
+    judge, _ = channel
+    from shop.money import Price
+
+    price = Price(5)
+    made = Price.made
+    assert call(judge, "tagged", price) == 5
+    assert price.tag == "seen"  # the candidate's change to its argument, applied to the test's object
+    back = call(judge, "price_of", 7)
+    assert type(back) is Price and back == Price(7)
+    assert Price.made == made + 1  # only the Price(7) above: the one that crossed was rebuilt without __init__
+
+
+def test_generators_become_handles_and_callables_go_back_to_the_judge(channel):
+    judge, _ = channel
+    generator = call(judge, "count_up", 3)
+    assert isinstance(generator, repoexec_judge.Handle) and list(generator) == [0, 1, 2]
+    seen = []
+    assert call(judge, "apply", lambda v: seen.append(v) or v * 10, [1, 2]) == [10, 20]
+    assert seen == [1, 2]  # the test's own function ran here, in the judge
+
+
+def test_exceptions_cross_by_type_and_arguments(channel):
+    judge, _ = channel
+    with pytest.raises(ValueError, match="bad kind other") as raised:
+        call(judge, "refuse", "other")
+    assert "raised in the candidate's process" in "".join(getattr(raised.value, "__notes__", []))
+
+
+@pytest.mark.parametrize("kind", ["own_class", "type_call", "mock"])
+def test_a_value_of_a_class_the_candidate_made_or_a_mock_is_refused_naming_it(channel, kind):
+    judge, _ = channel
+    with pytest.raises((WireError, repoexec_judge.CandidateError)) as refused:
+        call(judge, "refuse", kind)
+    assert {"own_class": "Anything", "type_call": "Anything", "mock": "ANY"}[kind] in str(refused.value) or \
+        "cannot cross" in str(refused.value) or "may not cross" in str(refused.value)
+
+
+def test_a_candidate_stuck_past_its_limit_is_stopped_and_a_dead_one_ends_the_session(channel):
+    judge, stops = channel
+    judge.limit = 0.5
+    with pytest.raises(repoexec_judge.CandidateError, match="past its limit"):
+        call(judge, "loop")  # the candidate's process interrupts the call at its limit, and serves on
+    assert call(judge, "doubled", [1]) == [1, 1]
+    with pytest.raises(repoexec_judge.CandidateGone):
+        call(judge, "die")
+    assert stops == ["the candidate's process ended"]
+    with pytest.raises(repoexec_judge.CandidateGone):
+        call(judge, "doubled", [1])
+
+
+# --- the restricted unpickler, on streams a candidate may write by hand -------------------------------------
+
+def judge_loads(data: bytes, roots=()):
+    return repoexec_wire.loads_checked(data, list(roots), lambda pid: (_ for _ in ()).throw(WireError("no ids")))
+
+
+@pytest.mark.parametrize(("stream", "named"), [
+    (b"cos\nsystem\n(S'true'\ntR.", "os.system"),  # protocol 0: a global called with arguments
+    (b"\x80\x04\x95\x1d\x00\x00\x00\x00\x00\x00\x00\x8c\x08builtins\x94\x8c\x04eval\x94\x93\x94\x8c\x011\x94\x85\x94R\x94.",
+     "builtins.eval"),
+    (b"cunittest.mock\nANY\n.", "unittest.mock.ANY"),
+    (b"csubprocess\nPopen\n.", "subprocess.Popen"),
+    (b"(ccollections\nOrderedDict\no.", "instantiation"),  # protocol 0 OBJ: refused outright
+])
+def test_the_judge_refuses_a_stream_that_names_anything_but_an_allowed_type(stream, named):
+    with pytest.raises(WireError) as refused:
+        judge_loads(stream)
+    assert named.split(".")[-1] in str(refused.value) or named in str(refused.value)
+
+
+def test_the_judge_refuses_to_set_state_on_a_class():
+    # BUILD on the class object itself: would put a candidate's __eq__ on the project's class
+    stream = b"cdecimal\nDecimal\n(N}S'__eq__'\nNstb."
+    with pytest.raises(WireError, match="may not be set"):
+        judge_loads(stream)
+
+
+def test_standard_values_cross_unchanged():
+    import collections
+    import datetime
+    import decimal
+    import fractions
+    import pathlib
+
+    values = [1, 2.5, "s", b"b", None, [1, {2: (3,)}], {1, 2}, frozenset({3}), collections.Counter("aab"),
+              collections.OrderedDict(a=1), collections.deque([1]), datetime.date(2020, 1, 2),
+              datetime.datetime(2020, 1, 2, 3, 4, tzinfo=datetime.timezone.utc), decimal.Decimal("1.10"),
+              fractions.Fraction(1, 3), pathlib.PurePosixPath("/a/b"), ValueError("x"), range(3), complex(1, 2)]
+    for value in values:
+        back = judge_loads(pickle.dumps(value, protocol=4))
+        assert type(back) is type(value) and (back == value or isinstance(value, BaseException))
+
+
+def test_a_message_bigger_than_the_limit_is_not_read():
+    ours, theirs = socket.socketpair()
+    theirs.sendall((repoexec_wire.MESSAGE_LIMIT + 1).to_bytes(8, "big"))
+    with pytest.raises(WireError, match="bytes"):
+        repoexec_wire.receive(ours)
+
+
+# --- whole runs ------------------------------------------------------------------------------------------
+
+HONEST_PROBLEMS = ("textkit/slugify", "textkit/word_frequencies", "ledger/money_add")
+
+# What a candidate apart must not find: its tests' file, their expected values, the inner plugin's state, a
+# verdict pipe. It raises Reached where it finds any: so it passes only where it reached nothing.
+REACH = r'''
+    import glob
+    import os
+    import sys
+
+    class Reached(Exception):
+        pass
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    found = glob.glob(os.path.join(here, "test_*.py")) + glob.glob(os.path.join(here, "__pycache__", "test_*"))
+    found += [path for path in ("/repoexec/expected",) if os.path.exists(path)]
+    if found:
+        raise Reached(str(found))
+    inner = sys.modules.get("repoexec_inner")
+    if inner is not None and getattr(inner, "_RECORDER", None) is not None:
+        raise Reached("the inner plugin's recorder")
+    if any(name.rpartition(".")[2].startswith("test_") for name in list(sys.modules)):
+        raise Reached("a test module is imported here")
+'''
+
+
+@pytest.mark.timeout(900)
+@pytest.mark.parametrize("executor", ["warm", "process"])
+def test_honest_idioms_pass_apart_and_a_candidate_reaches_nothing_of_its_tests(run_repoexec, pytester, executor):
+    completions = {}
+    for name in HONEST_PROBLEMS:
+        reference = load_problem(SHIPPED / name / "problem.toml").reference
+        completions[name] = [honest(reference, idiom) for idiom in IDIOMS]
+        header, _, body = reference.strip("\n").partition("\n")
+        completions[name].append(header + "\n" + textwrap.indent(textwrap.dedent(REACH).strip("\n"), "    ")
+                                 + "\n" + body + "\n")
+    replay = write_replay(pytester.path / "honest.jsonl", completions)
+    result, report = run_repoexec(*(str(SHIPPED / name) for name in HONEST_PROBLEMS), f"--repoexec-model=replay:{replay}",
+                                  f"--repoexec-executor={executor}", "--repoexec-timeout-factor=0", subprocess=True)
+    assert report is not None, "\n".join(result.outlines[-30:])
+    failed = [(s["problem"], s["sample"], s["error_type"], (s["error_log"] or "")[-400:])
+              for s in report["samples"] if not s["passed"]]
+    assert failed == []
+    assert {s["judge"] for s in report["samples"]} == {"apart"}
+    assert len(report["samples"]) == len(HONEST_PROBLEMS) * (len(IDIOMS) + 1)
