@@ -27,12 +27,13 @@ from sphinx.application import Sphinx
 from sphinx.util.docutils import SphinxDirective
 
 DISTRIBUTION = "pytest-repoexec"
-# The plugins that run inside a sample's or a suite's pytest, not in the user's: (module, what loads it).
-INNER_PLUGINS = (
-    ("pytest_repoexec/runtime/repoexec_inner.py", "the engine's plugin inside a sample's pytest"),
-    ("pytest_repoexec/builder/repoexec_suite.py", "the builder's plugin inside the project's suite run"),
-    ("pytest_repoexec/paraphrase/repoexec_trace.py", "paraphrase's tracing plugin inside the project's suite run"),
-)
+# What loads each plugin that runs inside a sample's or a suite's pytest (found by ``inner_plugins``); a new one is
+# described by its module docstring's first line until it is named here.
+INNER_PLUGINS = {
+    "pytest_repoexec/runtime/repoexec_inner.py": "the engine's plugin inside a sample's pytest",
+    "pytest_repoexec/builder/repoexec_suite.py": "the builder's plugin inside the project's suite run",
+    "pytest_repoexec/paraphrase/repoexec_trace.py": "paraphrase's tracing plugin inside the project's suite run",
+}
 
 
 @dataclass
@@ -85,6 +86,23 @@ def plugin_options() -> list[Plugin]:
     return plugins
 
 
+def inner_plugins(root: Path) -> list[tuple[str, str, ast.FunctionDef]]:
+    """Every module of the package that defines ``pytest_addoption`` and is not one of the distribution's
+    pytest11 entry points: the plugins the engine loads into the pytest it starts."""
+    entry = {point.value.replace(".", "/") + ".py" for point in entry_points(group="pytest11")}
+    found = []
+    for source in sorted((root / "pytest_repoexec").rglob("*.py")):
+        path = source.relative_to(root).as_posix()
+        tree = ast.parse(source.read_text())
+        hook = next((node for node in tree.body if isinstance(node, ast.FunctionDef)
+                     and node.name == "pytest_addoption"), None)
+        if hook is None or path in entry:
+            continue
+        docstring = (ast.get_docstring(tree) or path).split("\n")[0].rstrip(".")
+        found.append((path, INNER_PLUGINS.get(path, docstring), hook))
+    return found
+
+
 def inner_options(root: Path) -> list[tuple[str, str, list[Option]]]:
     """The options of the plugins that run inside a sample's or a suite's pytest. They import what only exists
     there (their siblings on ``sys.path``, coverage started at import), so their ``pytest_addoption`` is taken
@@ -94,9 +112,7 @@ def inner_options(root: Path) -> list[tuple[str, str, list[Option]]]:
     from _pytest.config.argparsing import Parser
 
     found = []
-    for path, what in INNER_PLUGINS:
-        tree = ast.parse((root / path).read_text())
-        hook = next(node for node in tree.body if isinstance(node, ast.FunctionDef) and node.name == "pytest_addoption")
+    for path, what, hook in inner_plugins(root):
         namespace: dict[str, Any] = {"pytest": pytest}
         try:
             exec(compile(ast.Module([hook], []), str(root / path), "exec"), namespace)
