@@ -55,6 +55,8 @@ def main() -> None:
     parser.add_argument("--projects", default=None)
     parser.add_argument("--workers", default="2")
     parser.add_argument("--cache", type=Path, default=None)
+    parser.add_argument("--judge", choices=("apart", "in-process"), default="apart")
+    parser.add_argument("--keep", type=Path, default=None, help="copy the cold run's JSON report here")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="repoexec-validation-") as scratch:
         out, report_path = Path(scratch, "imported"), Path(scratch, "report.json")
@@ -63,12 +65,19 @@ def main() -> None:
         import_time = run(command + (["--projects", args.projects] if args.projects else []))
         session = [sys.executable, "-m", "pytest", str(out), "-n", args.workers, "-p", "no:cacheprovider", "-q",
                    "--repoexec-fresh",  # every run evaluates: the result store would answer a second run
-                   f"--repoexec-cache={cache}", f"--repoexec-report={report_path}"]
+                   f"--repoexec-cache={cache}", f"--repoexec-report={report_path}", f"--repoexec-judge={args.judge}"]
         cold = run(session)
         report = json.loads(report_path.read_text())
+        if args.keep:
+            args.keep.write_text(report_path.read_text())
         warm = run(session)
         imported = json.loads((out / "import-report.json").read_text())
         print("\n".join(table(imported, report)))
+        judge = report.get("judge") or {}
+        if judge:
+            print(f"\njudge: {judge['apart']} references apart, {judge['in_process']} in-process:")
+            for problem, why in judge["problems_in_process"].items():
+                print(f"- {problem}: {why}")
         print(f"\nimport {import_time:.1f} s; validation with -n {args.workers}: "
               f"{'cold' if not args.cache else 'first'} {cold:.1f} s, warm {warm:.1f} s")
 

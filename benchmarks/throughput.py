@@ -9,7 +9,8 @@ the admission gate's mutation operators, so that samples pass and fail in every 
 exceptions, loops that time out); then the first ``--duplicates`` of them once more, as a model repeats itself
 (a repeated module is read from the result store). It runs the workload with ``--repoexec-executor=process``,
 with the warm executor as it was before problem zygotes (``--repoexec-zygotes=0``, xdist's default
-distribution), and with the warm executor as it is (all ``--repoexec-fresh``: every distinct module evaluated,
+distribution), each executor with the tests beside the candidate as before the judge (``-in-process``), and
+with the warm executor as it is, the judge apart (all ``--repoexec-fresh``: every distinct module evaluated,
 nothing read from earlier runs), then ``warm`` again reading the result store, all with ``-n WORKERS`` and the
 default cache (its environments are built by a first, untimed run of one sample per project). It prints
 samples/s of each, their ratios, every sample whose verdict differs, the rerun's time, the share of each phase
@@ -19,8 +20,8 @@ Last, a resume: the warm run once more over an empty result store (the default c
 meanwhile, and put back), killed with SIGKILL once half the verdicts are stored and started again; it prints how
 many verdicts the killed run had stored, how many the second run read and evaluated, whether its metrics are
 the warm run's, and each sample whose verdict is not.
-``--executors`` names the runs to make (``process``, ``warm-without-zygotes``, ``warm``; all by default, ``warm``
-always), ``--skip-resume`` leaves out the resume.
+``--executors`` names the runs to make (``process``, ``process-in-process``, ``warm-without-zygotes``,
+``warm-in-process``, ``warm``; all by default, ``warm`` always), ``--skip-resume`` leaves out the resume.
 
 ``--decoy-cost`` measures the decoy check instead: the warm run with ``--repoexec-decoy=off``, then with it on
 (both fresh, one after the other), and prints each one's time, what the check added in all and per passing
@@ -93,7 +94,9 @@ class MemoryPeak(threading.Thread):
 # problem zygotes (xdist's default distribution, which deals items out one by one); the warm executor now
 EXECUTORS = {
     "process": ("--repoexec-executor=process",),
+    "process-in-process": ("--repoexec-executor=process", "--repoexec-judge=in-process"),
     "warm-without-zygotes": ("--repoexec-executor=warm", "--repoexec-zygotes=0", "--dist=load"),
+    "warm-in-process": ("--repoexec-executor=warm", "--repoexec-judge=in-process"),
     "warm": ("--repoexec-executor=warm",),
 }
 
@@ -294,12 +297,16 @@ def main() -> None:
         print("slowest warm samples: " + ", ".join(
             f"{s['problem']}[{s['sample']}] {s['duration']:.1f} s {s['error_type'] or 'passed'}" for s in slowest[:8]))
         targets = [("warm / process", "process", 4.0, ">="),
-                   ("warm / warm-without-zygotes", "warm-without-zygotes", 2.0, ">=")]
+                   ("warm / warm-without-zygotes", "warm-without-zygotes", 2.0, ">="),
+                   ("the judge (warm) / today's warm executor (warm-in-process)", "warm-in-process", 1.0, ">=")]
         figures = [(what, times[slower] / times["warm"], limit, sign)
                    for what, slower, limit, sign in targets if slower in runs]
         figures += [("warm's collection share", phase_shares(reports["warm"]).get("collection", 0.0), 0.2, "<="),
                     ("warm's peak memory (GiB)", memory["warm"].peak / (1 << 30), 4.0, "<")]
-        print("issue 27's targets: " + "; ".join(
+        judged = reports["warm"].get("judge") or {}
+        print(f"judge: {judged.get('apart')} samples apart, {judged.get('in_process')} in-process "
+              f"({len(judged.get('problems_in_process') or {})} problems)")
+        print("targets (issues 27 and 33): " + "; ".join(
             f"{what} {value:.2f} ({sign} {limit}: {'met' if COMPARE[sign](value, limit) else 'NOT met'})"
             for what, value, limit, sign in figures))
         by_error: collections.Counter[str] = collections.Counter()

@@ -106,17 +106,35 @@ class WarmExecutor(SubprocessExecutor):
                        token: str) -> Watched:
         """The judge and the candidate's process, each forked from a zygote of the problem's (one holds the
         judges, the other the candidates: a zygote runs one sample at a time); fresh processes where the
-        problem has no zygotes."""
+        problem has no zygotes. A warm process that dies is started again and the sample retried, as alone."""
         key = _Key(env.python.parent.parent, problem.project.manifest.parent, problem.network)
-        process = self._process(key, env, problem, judge) if key not in self.cold else None
-        requests = [self._request(launch, process) for launch in (judge, candidate)] if process else [None]
+        for attempt in (1, 2):
+            process = self._process(key, env, problem, judge) if key not in self.cold else None
+            if process is None:
+                break
+            try:
+                watched = self._split_from(process, env, problem, judge, candidate, token)
+            except WarmProcessDied as exc:
+                self._stop(key)
+                if attempt == 2:
+                    self._give_up(key, problem, f"it died twice in a row ({exc})")
+                continue
+            if watched is None:
+                break
+            return watched
+        return super()._execute_split(env, problem, judge, candidate, token)
+
+    def _split_from(self, process: WarmProcess, env: ProjectEnv, problem: Problem, judge: Launch,
+                    candidate: Launch, token: str) -> Watched | None:
+        """The split sample from ``process``'s zygotes, or None where it has none for the problem."""
+        requests = [self._request(launch, process) for launch in (judge, candidate)]
         if None in requests:
-            return super()._execute_split(env, problem, judge, candidate, token)
+            return None
         requests[1]["program"] = candidate.program
         servers = [self._zygote(process, env, problem, launch, request, role)
                    for launch, request, role in zip((judge, candidate), requests, ("judge", "candidate"))]
         if None in servers:
-            return super()._execute_split(env, problem, judge, candidate, token)
+            return None
         began = time.monotonic()
         refusals = process.allow(judge.limits.processes + candidate.limits.processes)
         pipes = Pipes(token)
@@ -128,8 +146,7 @@ class WarmExecutor(SubprocessExecutor):
             servers[0].start(requests[0], (*pipes.sample_ends(), ours.fileno()))
         except WarmProcessDied:
             pipes.close()
-            self._stop(key)
-            return super()._execute_split(env, problem, judge, candidate, token)
+            raise
         finally:
             pipes.close_sample_ends()
             for fd in (ours.detach(), theirs.detach(), silent):

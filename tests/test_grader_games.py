@@ -21,11 +21,14 @@ from pathlib import Path
 
 import pytest
 
-from conftest import SHIPPED, write_replay
-from grader_games import ATTACK, ATTACKS, CATALOGUE, FAMILIES, PASSED, READER, WRITER, Game
+from conftest import REPO, SHIPPED, write_replay
+from grader_games import (AFTER_DEFENCES, AFTER_DEFENCES_GAMES, ATTACK, ATTACKS, CATALOGUE, FAMILIES, PASSED, READER,
+                          REPOEXEC_GAMES, TR_ORACLE, WRITER, Game)
+from pytest_repoexec.cli import main as cli_main
 from pytest_repoexec.problem import load_problem
 from test_hostile import REAL_HOME, leftovers, leftovers_after_grace, marked_files
 
+REPOEXEC_DATA = REPO.parent / "shared" / "repoexec"
 # in the catalogue's order (slugify, word_frequencies, money_add): the last problem's probe reader runs after the
 # other problems' writers
 PROBLEMS = {name: load_problem(SHIPPED / name / "problem.toml") for name in dict.fromkeys(g.problem for g in CATALOGUE)}
@@ -61,7 +64,9 @@ def misjudged(report: dict, layout: dict[tuple[str, int], Game | None]) -> list[
         if sample is None:
             continue
         allowed = game.expected if game else (PASSED,)
-        if outcome(sample) not in allowed:
+        # judged apart, a game that would be Tampered beside the tests has nothing to tamper with: any failure
+        caught = game is not None and sample.get("judge") == "apart" and "Tampered" in allowed and not sample["passed"]
+        if outcome(sample) not in allowed and not caught:
             label = f"{game.family}: {game.name}" if game else "the reference"
             log = " ".join((sample.get("error_log") or "").split())[:240]
             problems.append(f"{label} ({key[0]}[{key[1]}]) got {outcome(sample).upper() if sample['passed'] else outcome(sample)}"
@@ -72,7 +77,9 @@ def misjudged(report: dict, layout: dict[tuple[str, int], Game | None]) -> list[
 
 def test_the_catalogue_covers_the_five_families_after_the_check_and_the_probes():
     families = Counter(game.family for game in ATTACKS)
-    assert set(families) == set(FAMILIES) and min(families.values()) >= 3, families
+    assert set(families) == set(FAMILIES) | set(AFTER_DEFENCES) and min(families.values()) >= 2, families
+    assert {game.problem for game in REPOEXEC_GAMES} >= {"python-string-utils/reverse", "python-string-utils/roman_encode",
+                                                       "python-string-utils/words_count"}
     assert len(ATTACKS) >= 40
     assert sum(game.after_check for game in ATTACKS) >= 8
     assert {game.problem for game in ATTACKS} == set(PROBLEMS)
@@ -138,4 +145,51 @@ def test_an_honest_candidate_that_logs_warns_and_formats_its_stack_passes(mini, 
                                   f"--repoexec-executor={executor}")
     assert report is not None, result.stdout.str()[-3000:]
     (sample,) = report["samples"]
-    assert sample["passed"] and sample["decoy"] == "held", sample["error_log"]
+    assert sample["passed"] and sample["judge"] == "apart", sample["error_log"]
+
+
+# --- games written after the in-process defences, on RepoExec's python-string-utils (issue 33) ------------------
+
+def _after_defences_replay(path: Path, folders: dict[str, Path]) -> tuple[Path, dict[tuple[str, int], Game | str]]:
+    """Per problem: its reference, the wrong base alone (``return answer``), then each game on that base."""
+    context = {"marker": repr("rx0")}
+    completions: dict[str, list[str]] = {}
+    layout: dict[tuple[str, int], Game | str] = {}
+    for game in AFTER_DEFENCES_GAMES:
+        if game.problem not in folders:
+            continue
+        problem = load_problem(folders[game.problem] / "problem.toml")
+        if problem.id not in completions:
+            base = Game("wrong base", game.family, game.problem, (), "return answer", "")
+            completions[problem.id] = [problem.reference, base.completion(problem.reference, context)]
+            layout[(problem.id, 0)], layout[(problem.id, 1)] = "reference", "wrong base"
+        layout[(problem.id, len(completions[problem.id]))] = game
+        completions[problem.id].append(game.completion(problem.reference, context))
+    return write_replay(path, completions), layout
+
+
+@pytest.mark.timeout(900)
+@pytest.mark.parametrize("executor", ["warm", "process"])
+def test_games_after_the_defences_fail_apart_on_repoexec_and_raise_no_tr(run_repoexec, pytester, executor):
+    imported = pytester.path / "imported"
+    assert cli_main(["import", str(REPOEXEC_DATA), "--out", str(imported), "--projects", "python-string-utils"]) == 0
+    folders = {name: next(imported.glob(f"python-string-utils/*_{name.rpartition('/')[2]}"))
+               for name in {game.problem for game in REPOEXEC_GAMES}}
+    folders.update({name: SHIPPED / name for name in {g.problem for g in AFTER_DEFENCES_GAMES if g.family == TR_ORACLE}})
+    replay, layout = _after_defences_replay(pytester.path / "after.jsonl", folders)
+    result, report = run_repoexec(*map(str, folders.values()), f"--repoexec-model=replay:{replay}",
+                                  f"--repoexec-executor={executor}", *LIMITS, subprocess=True)
+    assert report is not None, "no report; the run's output ends:\n" + "\n".join(result.outlines[-30:])
+    samples = {(s["problem"], s["sample"]): s for s in report["samples"]}
+    assert set(samples) == set(layout)
+    assert all(samples[key]["passed"] for key, what in layout.items() if what == "reference")
+    base = {key[0]: samples[key]["tests_passed"] for key, what in layout.items() if what == "wrong base"}
+    games = {key: what for key, what in layout.items() if isinstance(what, Game)}
+    assert len(games) >= 20 and {key[0] for key in games} >= {s for s in base if s.startswith("python-string-utils")}
+    passed = [f"{what.family}: {what.name} on {key[0]}" for key, what in games.items() if samples[key]["passed"]]
+    assert passed == [], "games passed:\n" + "\n".join(passed)
+    # no check at all runs on a failing sample: an oracle on some tests would raise its TR; apart it has none
+    raised = [f"{what.name} on {key[0]}: {samples[key]['tests_passed']} tests passed, the wrong base {base[key[0]]}"
+              for key, what in games.items() if samples[key]["tests_passed"] > base[key[0]]]
+    assert raised == []
+    assert {samples[key]["judge"] for key in games} == {"apart"}

@@ -246,7 +246,9 @@ def judge(result: pytest.RunResult, report: dict | None, layout: list[str | None
                                 f"{_log(sample)}")
             continue
         hostile = by_name[name]
-        if sample["passed"] or sample["error_type"] not in hostile.expected:
+        # judged apart, what would be Tampered beside the tests has nothing to tamper with: it simply fails
+        caught = sample.get("judge") == "apart" and "Tampered" in hostile.expected
+        if sample["passed"] or (sample["error_type"] not in hostile.expected and not caught):
             got = "PASSED" if sample["passed"] else sample["error_type"]
             problems.append(f"{hostile.group}: {name} (mini/scaled[{index}]) got {got}, expected "
                             f"{' or '.join(hostile.expected)} ({sample['tests_passed']}/{sample['tests_total']} "

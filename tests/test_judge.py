@@ -58,6 +58,11 @@ def refuse(kind):
         return unittest.mock.ANY
     raise ValueError("bad kind %s" % kind)
 
+def own_error():
+    class Missing(KeyError):
+        pass
+    raise Missing("nothing here")
+
 def price_of(amount):
     return Price(amount)
 
@@ -147,7 +152,14 @@ def test_exceptions_cross_by_type_and_arguments(channel):
     judge, _ = channel
     with pytest.raises(ValueError, match="bad kind other") as raised:
         call(judge, "refuse", "other")
-    assert "raised in the candidate's process" in "".join(getattr(raised.value, "__notes__", []))
+    assert 'raise ValueError("bad kind %s" % kind)' in raised.value.repoexec_remote  # its traceback, for people
+
+
+def test_an_exception_class_of_the_candidates_is_rebuilt_over_its_builtin_base(channel, tmp_path):
+    judge, _ = channel
+    with pytest.raises(LookupError) as raised:  # the judge's own class of that name: no code of the candidate's
+        judge.call(("function", "shop.candidate", "own_error"), (), {})
+    assert type(raised.value).__name__ == "Missing" and type(raised.value).__module__ == "candidate"
 
 
 @pytest.mark.parametrize("kind", ["own_class", "type_call", "mock"])

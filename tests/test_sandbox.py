@@ -76,8 +76,8 @@ def test_the_network_is_the_samples_own_unless_the_problem_declares_it(mini, run
     result, report = run_repoexec(str(mini), f"--repoexec-model=replay:{replay}")
     scaled = next(s for s in report["samples"] if s["problem"] == "mini/scaled")
     if network:
-        # one connection a test, in the sample's run and again in its run against the decoy (it passed)
-        assert scaled["passed"] and scaled["decoy"] == "held" and len(accepted) == 8
+        # one connection a test (judged apart: no second run against a decoy)
+        assert scaled["passed"] and scaled["judge"] == "apart" and len(accepted) == 4
     else:
         assert scaled["error_type"] == "ConnectionRefusedError" and accepted == []
 

@@ -123,7 +123,8 @@ def two_projects(pytester, repoexec_cache):
 
 
 def test_warm_processes_are_bounded_least_recently_used_out(two_projects):
-    executor = WarmExecutor(test_timeout=5, sample_timeout=60, sandbox=make_sandbox("bwrap"), keep=1)
+    # the tests beside the candidate: a problem's first sample apart would first check its reference both ways
+    executor = WarmExecutor(test_timeout=5, sample_timeout=60, sandbox=make_sandbox("bwrap"), keep=1, judge=False)
     try:
         (first, first_env, first_source), (second, second_env, second_source) = two_projects
         runs = [executor.run(first_env, first, first_source), executor.run(second_env, second, second_source),
@@ -147,7 +148,14 @@ def test_a_problems_samples_fork_from_a_zygote_that_never_imports_the_reference(
     env = Environments(repoexec_cache).get(problem.project)
     reference = module_file(env.import_root, problem.module).read_text()
     wrong = reference.replace("return clamp(value * SCALE, 0, 100)", "return value")
-    executor = WarmExecutor(test_timeout=5, sample_timeout=60, sandbox=make_sandbox("bwrap"))
+    apart = WarmExecutor(test_timeout=5, sample_timeout=60, sandbox=make_sandbox("bwrap"))
+    try:  # judged apart, the judges' and the candidates' zygotes hold the same modules, never the reference
+        assert [apart.run(env, problem, source).judge for source in (wrong, reference)] == ["apart", "apart"]
+        (warm,) = apart.processes.values()
+        assert [made.modules for made in warm.zygotes.values()] == [["mini.util"]] * 3  # with the check's own
+    finally:
+        apart.close()
+    executor = WarmExecutor(test_timeout=5, sample_timeout=60, sandbox=make_sandbox("bwrap"), judge=False)
     try:
         runs = [executor.run(env, problem, source) for source in (wrong, reference, wrong)]
         (warm,) = executor.processes.values()
@@ -250,10 +258,12 @@ def test_a_stuck_sample_is_stopped_seconds_after_its_test_limit_not_at_the_sampl
                                   "--repoexec-sample-timeout=60")
     assert report is not None, result.stdout.str()[-3000:]
     stuck, left_running = sorted(report["samples"], key=lambda sample: sample["sample"])
-    assert stuck["error_type"] == left_running["error_type"] == "Timeout"
+    assert stuck["error_type"] == "Timeout" and stuck["judge"] == "apart"
     assert stuck["duration"] < 15 and left_running["duration"] < 15, (stuck["duration"], left_running["duration"])
-    assert "without ending" in stuck["error_log"] and "after its session" in left_running["error_log"]
-    assert left_running["tests_passed"] == 4  # its tests all passed; it did not end
+    # apart, the judge stops the session when the candidate's process does not come back from a timed-out call;
+    # a thread the candidate left running keeps only its own process alive: the tests' verdicts stand
+    assert "did not come back" in stuck["error_log"] or "Timeout" in stuck["error_log"]
+    assert left_running["passed"] and left_running["tests_passed"] == 4
 
 
 @pytest.mark.parametrize("executor", ["warm", "process"])

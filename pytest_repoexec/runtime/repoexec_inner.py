@@ -329,6 +329,9 @@ class _Recorder:
         report = outcome.get_result()
         if call.excinfo is not None and not report.skipped:
             report.repoexec_error = (_error_type(call.excinfo), str(call.excinfo.value)[:MESSAGE_LIMIT])
+            remote = getattr(call.excinfo.value, "repoexec_remote", None)  # judged apart: where the candidate raised
+            if isinstance(remote, str) and self.failures < FULL_TRACEBACKS:
+                report.repoexec_remote = remote
         self.failures += report.failed
 
     def pytest_runtest_logreport(self, report):
@@ -356,7 +359,9 @@ class _Recorder:
             message = str(reason)[:MESSAGE_LIMIT]
         elif report.failed:
             error_type, message = getattr(report, "repoexec_error", (ErrorType.ERROR.value, None))
-            longrepr = str(report.longrepr)[:LONGREPR_LIMIT]
+            remote = getattr(report, "repoexec_remote", None)
+            longrepr = (str(report.longrepr) + (f"\n\nraised in the candidate's process:\n{remote}" if remote else ""))
+            longrepr = longrepr[-LONGREPR_LIMIT:] if remote else longrepr[:LONGREPR_LIMIT]
             if error_type == ErrorType.TIMEOUT:
                 self.timed_out.add(report.nodeid)
         self.writer.write(protocol.Report(
@@ -401,7 +406,11 @@ def _brief(excinfo, style=None):
     tb = excinfo.tb
     while tb.tb_next is not None:
         tb = tb.tb_next
-    return (f"{tb.tb_frame.f_code.co_filename}:{tb.tb_lineno}: {excinfo.exconly()[:MESSAGE_LIMIT]}\n"
+    where = f"{tb.tb_frame.f_code.co_filename}:{tb.tb_lineno}"
+    raised = re.findall(r'File "([^"]+)", line (\d+)', getattr(excinfo.value, "repoexec_remote", None) or "")
+    if raised:  # judged apart: where the candidate's process raised it
+        where = ":".join(raised[-1])
+    return (f"{where}: {excinfo.exconly()[:MESSAGE_LIMIT]}\n"
             f"(repoexec: only the first {FULL_TRACEBACKS} failures of a sample have their traceback)")
 
 

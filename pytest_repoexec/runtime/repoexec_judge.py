@@ -5,6 +5,7 @@ what comes back, as ``repoexec_wire`` allows. No code of the candidate's ever ru
 Only the inner plugin opens the channel (``open_channel``), before the tests' module is imported.
 """
 
+import builtins
 import functools
 import pickle
 import select
@@ -257,15 +258,39 @@ def _use(target, op, args, kwargs):
 
 
 def _exception(value, details):
-    """The exception the candidate raised, as the judge raises it: its own type where that could cross."""
-    kind, text, remote = (details or (None, "", ""))[:3] if isinstance(details, tuple) else (None, "", "")
+    """The exception the candidate raised, as the judge raises it: its own type where that could cross; else
+    rebuilt here from its description (``repoexec_serve._described``), with no code of the candidate's."""
+    kind, text, remote, described = (tuple(details) + (None,) * 4)[:4] if isinstance(details, tuple) else (None,) * 4
+    text = str(text or "")[:2000]
     if not isinstance(value, BaseException):
-        value = CandidateError(str(text)[:2000] or "the candidate raised what cannot cross to the judge")
+        value = _rebuilt(described, text)
     if isinstance(kind, str):
         value.repoexec_error_type = kind
     if isinstance(remote, str) and remote:
-        value.add_note(f"raised in the candidate's process:\n{remote[-4000:]}")
+        value.repoexec_remote = remote[-4000:]  # the inner plugin shows it with the first failures
     return value
+
+
+def _rebuilt(described, text):
+    """pytest's own outcome, or an exception of the candidate's class name over the builtin exception it derives
+    from (so ``pytest.raises(ValueError)`` holds for ``class Invalid(ValueError)``), or CandidateError."""
+    if isinstance(described, tuple) and len(described) == 4 and described[0] == "pytest":
+        from _pytest import outcomes
+
+        _, name, message, status = described
+        made = {"Skipped": outcomes.Skipped, "Failed": outcomes.Failed, "XFailed": outcomes.XFailed}.get(name)
+        if made is not None:
+            return made(str(message))
+        if name == "Exit":
+            return outcomes.Exit(str(message), status if isinstance(status, int) else None)
+    if isinstance(described, tuple) and len(described) == 3 and described[0] == "class":
+        _, name, bases = described
+        base = next((builtin for builtin in (getattr(builtins, str(b), None) for b in bases or ())
+                     if isinstance(builtin, type) and issubclass(builtin, BaseException)), None)
+        if base is not None and str(name).isidentifier():
+            made = type(str(name), (base,), {"__module__": "candidate", "__doc__": "a class of the candidate's"})
+            return made(text)
+    return CandidateError(text or "the candidate raised what cannot cross to the judge")
 
 
 def _apply(target, state):

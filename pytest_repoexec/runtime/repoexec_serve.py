@@ -135,10 +135,9 @@ class Server:
             self._send(("raise", number, None, ("Timeout", "the call ran past its limit", "")))
             return
         except BaseException as exc:
-            text = "".join(traceback.format_exception(exc))
-            kind = limit_kind(exc)
+            kind, told = limit_kind(exc), "".join(traceback.format_exception(exc))  # before _crossing drops it
             self._send(("raise", number, _crossing(exc), (kind.value if kind else None, f"{type(exc).__name__}: {exc}",
-                                                         text)))
+                                                         told, _described(exc))))
             return
         finally:
             self.arguments = saved
@@ -212,6 +211,8 @@ def _snapshot(value):
 
 def _crossing(exc):
     """The exception itself where it pickles (its type is then the judge's to accept or refuse), else None."""
+    if _pytest_outcome(exc):  # rebuilt by the judge from its description, with the judge's own pytest
+        return None
     try:
         pickle.dumps(exc, protocol=4)
     except Exception:
@@ -219,6 +220,21 @@ def _crossing(exc):
     exc.__traceback__ = None
     exc.__context__ = exc.__cause__ = None
     return exc
+
+
+def _pytest_outcome(exc):
+    outcomes = sys.modules.get("_pytest.outcomes")
+    return outcomes is not None and isinstance(exc, (outcomes.OutcomeException, outcomes.Exit))
+
+
+def _described(exc):
+    """What the judge rebuilds an exception from where the exception itself cannot cross: its type's name and the
+    builtin exception it derives from (a candidate's own ``class Invalid(ValueError)``), or pytest's outcome
+    (``pytest.skip`` and the like, whose classes pickle cannot name), with its message and status."""
+    if _pytest_outcome(exc):
+        return ("pytest", type(exc).__name__, str(exc.msg or ""), getattr(exc, "returncode", None))
+    bases = [cls.__name__ for cls in type(exc).__mro__ if cls.__module__ == "builtins"]
+    return ("class", type(exc).__name__[:100], bases)
 
 
 def _bytes_io(data):

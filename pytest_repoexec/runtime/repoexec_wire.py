@@ -52,9 +52,6 @@ VALUE_CALLS = {("re", "_compile")}
 NUMPY = {("numpy", "ndarray"), ("numpy", "dtype"), ("numpy.core.multiarray", "_reconstruct"),
          ("numpy._core.multiarray", "_reconstruct"), ("numpy.core.multiarray", "scalar"),
          ("numpy._core.multiarray", "scalar")}
-# pytest's own outcomes, raised by a candidate that skips, fails or exits: the judge's pytest treats them as it
-# would in-process (none of them passes a test)
-PYTEST_OUTCOMES = {("_pytest.outcomes", name) for name in ("Skipped", "Failed", "Exit", "XFailed")}
 _NAMES = {(cls.__module__, cls.__qualname__): cls for cls in VALUE_TYPES | EXCEPTIONS}
 _NAMES.update({("pathlib", "PosixPath"): pathlib.PosixPath, ("builtins", "NoneType"): type(None)})
 
@@ -128,7 +125,7 @@ class JudgeUnpickler(pickle._Unpickler):
     def find_class(self, module, name):
         if (module, name) in _NAMES:
             return _NAMES[(module, name)]
-        if (module, name) in VALUE_CALLS or (module, name) in NUMPY or (module, name) in PYTEST_OUTCOMES:
+        if (module, name) in VALUE_CALLS or (module, name) in NUMPY:
             return super().find_class(module, name)
         if module_of_project(module, self.project_roots) or self._project_module(module):
             found = super().find_class(module, name)
