@@ -204,6 +204,18 @@ def test_the_judge_refuses_a_stream_that_names_anything_but_an_allowed_type(stre
     assert named.split(".")[-1] in str(refused.value) or named in str(refused.value)
 
 
+def test_the_judge_refuses_a_class_of_the_tests_own(tmp_path):
+    (tmp_path / "test_helpers_rx.py").write_text("class Anything:\n    def __eq__(self, other):\n        return True\n")
+    sys.path.insert(0, str(tmp_path))
+    try:
+        import test_helpers_rx
+
+        with pytest.raises(WireError, match="the tests' own"):
+            judge_loads(pickle.dumps(test_helpers_rx.Anything(), protocol=4), roots=[str(tmp_path)])
+    finally:
+        sys.path.remove(str(tmp_path))
+
+
 def test_the_judge_refuses_to_set_state_on_a_class():
     # BUILD on the class object itself: would put a candidate's __eq__ on the project's class
     stream = b"cdecimal\nDecimal\n(N}S'__eq__'\nNstb."
