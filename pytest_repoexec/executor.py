@@ -352,14 +352,11 @@ class SubprocessExecutor:
         processes = judge.limits.processes + candidate.limits.processes
         with self.cgroup.sample(processes) if self.cgroup else contextlib.nullcontext() as cgroup:
             began = time.monotonic()
-            pipes = Pipes(token)
-            ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-            silent, closed = os.pipe()  # the candidate's token pipe: it gets none
-            os.close(closed)
+            pipes = SplitPipes(token)
             started: list[Started] = []
             try:
-                started.append(self._spawn(env, candidate, cgroup, (pipes.output, theirs.fileno(), silent)))
-                started.insert(0, self._spawn(env, judge, cgroup, pipes.sample_ends(), ours.fileno()))
+                started.append(self._spawn(env, candidate, cgroup, pipes.candidate_ends()))
+                started.insert(0, self._spawn(env, judge, cgroup, pipes.sample_ends(), pipes.judge_channel))
             except BaseException:
                 for process in started:
                     process.kill()
@@ -367,8 +364,6 @@ class SubprocessExecutor:
                 raise
             finally:
                 pipes.close_sample_ends()
-                for fd in (ours.detach(), theirs.detach(), silent):
-                    os.close(fd)
             pair = SplitSample(*started)
             watched = watch(pair, pipes, began, judge)
             return held(pair.candidate_limit(watched, judge.confined), refused=bool(cgroup and cgroup.refusals()))
@@ -440,6 +435,27 @@ class Pipes:
             if fd in self._open:
                 self._open.remove(fd)
                 os.close(fd)
+
+
+class SplitPipes(Pipes):
+    """A split sample's pipes: the sample's three, which the judge gets, and the socket that joins the judge to
+    the candidate's process. The candidate's process gets the output pipe, its end of the socket in place of the
+    results pipe, and a token pipe with nothing in it."""
+
+    def __init__(self, token: str) -> None:
+        super().__init__(token)
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.judge_channel, self.candidate_channel = ours.detach(), theirs.detach()
+        self.silent, closed = os.pipe()
+        os.close(closed)
+        self._open += [self.judge_channel, self.candidate_channel, self.silent]
+
+    def candidate_ends(self) -> tuple[int, int, int]:
+        return self.output, self.candidate_channel, self.silent
+
+    def close_sample_ends(self) -> None:
+        super().close_sample_ends()
+        self._close(self.judge_channel, self.candidate_channel, self.silent)
 
 
 class Started(Protocol):

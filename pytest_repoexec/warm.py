@@ -41,7 +41,7 @@ from typing import Any
 
 from .environment import ProjectEnv
 from .cgroups import OwnNamespace, ProcessCgroup
-from .executor import (Launch, ProblemLayoutError, SubprocessExecutor, Pipes, SplitSample, Watched, held, module_file,
+from .executor import (Launch, ProblemLayoutError, SubprocessExecutor, Pipes, SplitPipes, SplitSample, Watched, held, module_file,
                        seen_root, watch)
 from .problem import Problem
 from .runtime import repoexec_warm as zygote
@@ -137,20 +137,15 @@ class WarmExecutor(SubprocessExecutor):
             return None
         began = time.monotonic()
         refusals = process.allow(judge.limits.processes + candidate.limits.processes)
-        pipes = Pipes(token)
-        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-        silent, closed = os.pipe()
-        os.close(closed)
+        pipes = SplitPipes(token)
         try:
-            servers[1].start(requests[1], (pipes.output, theirs.fileno(), silent))
-            servers[0].start(requests[0], (*pipes.sample_ends(), ours.fileno()))
+            servers[1].start(requests[1], pipes.candidate_ends())
+            servers[0].start(requests[0], (*pipes.sample_ends(), pipes.judge_channel))
         except WarmProcessDied:
             pipes.close()
             raise
         finally:
             pipes.close_sample_ends()
-            for fd in (ours.detach(), theirs.detach(), silent):
-                os.close(fd)
         pair = SplitSample(_Sample(servers[0]), _Sample(servers[1]))
         watched = watch(pair, pipes, began, judge)
         first = process.start_time + sum(server.start_time for server in servers)
