@@ -28,7 +28,8 @@ if TYPE_CHECKING:
 REPORT_FORMAT = 2  # the layout of the JSON report that this engine writes and reads; raise it when the layout changes
 _REQUIRED = ("model", "settings", "samples")
 ENGINE_KEYS = ("sandbox", "format", "engine", "settings", "executor", "model", "metrics", "projects", "errors", "empty",
-               "store", "decoy", "samples", "known_failures", "not_run", "debugging", "shard")  # a scoring report's own keys
+               "store", "decoy", "samples", "known_failures", "not_run", "engine_errors", "debugging",
+               "shard")  # a scoring report's own keys
 
 
 class ReportError(ValueError):
@@ -47,7 +48,7 @@ def header(settings: Settings) -> dict[str, Any]:
 
 def containment(settings: Settings) -> dict[str, str]:
     """Where candidates ran and what held them, each limit with its mechanism on this host."""
-    found = find_mechanism()
+    found = find_mechanism(sandboxed=settings.sandbox != "none")
     return {
         "kind": settings.sandbox,  # bwrap, or none: unconfined, on the host
         "processes": found.mechanism if found else "none (--repoexec-accept-no-process-limit)",
