@@ -28,7 +28,7 @@ from . import syntax
 from .environment import ProjectEnv, StaleRuntimeError
 from .problem import Problem
 from .rewritten import TREE_MTIME, cache_path, rewritten_pyc
-from .cgroups import ProcessCgroup
+from .cgroups import ProcessCgroup, SampleSetupError, new_nonce, setup_failure
 from .sandbox import (
     EXPECTED, HOME, SAMPLE, Bubblewrap, DataFolder, Limits, Sandbox, Tree, View, make_sandbox, python_home,
 )
@@ -139,7 +139,8 @@ class SubprocessExecutor:
         self.sandbox = sandbox if sandbox is not None else make_sandbox("bwrap")
         self.limits = limits
         # the strongest bound on a sample's processes this host offers (cgroups); ProcessLimitUnavailable if none
-        self.cgroup = ProcessCgroup.find(accept_none=True if accept_no_process_limit else None)
+        self.cgroup = ProcessCgroup.find(accept_none=True if accept_no_process_limit else None,
+                                         sandboxed=isinstance(self.sandbox, Bubblewrap))
 
     def run(
         self, env: ProjectEnv, problem: Problem, module_source: str, options: RunOptions = RunOptions()
@@ -250,12 +251,14 @@ class SubprocessExecutor:
     def _execute(self, env: ProjectEnv, problem: Problem, launch: Launch, token: str) -> Watched:
         """Start a fresh interpreter for the sample, in the sandbox (and its pids cgroup where there is one)."""
         argv, fds = self.sandbox.wrap(launch.view, [str(env.python), "-m", "pytest", *launch.arguments])
+        # the sample's cgroup, and its launcher's entering it, can fail: SampleSetupError, the host's (never a verdict)
         with self.cgroup.sample(launch.limits.processes) if self.cgroup else contextlib.nullcontext() as cgroup:
             began = time.monotonic()
             pipes = Pipes(token)
+            nonce = new_nonce()
             try:
                 process = subprocess.Popen(
-                    [*(cgroup.entering(argv) if cgroup else argv), f"--repoexec-results-fd={pipes.results}",
+                    [*(cgroup.entering(argv, nonce) if cgroup else argv), f"--repoexec-results-fd={pipes.results}",
                      f"--repoexec-token-fd={pipes.token}"],
                     cwd=None if launch.confined else launch.view.workdir, env=launch.environment,
                     stdin=subprocess.DEVNULL, stdout=pipes.output, stderr=subprocess.STDOUT, start_new_session=True,
@@ -269,6 +272,8 @@ class SubprocessExecutor:
                 for fd in fds:
                     os.close(fd)
             watched = watch(_Started(process), pipes, began, launch)
+            if (failure := setup_failure(nonce, watched.output)) is not None:
+                raise SampleSetupError(failure)
             return held(watched, refused=bool(cgroup and cgroup.refusals()))
 
 

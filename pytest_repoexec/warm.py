@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from .environment import ProjectEnv
-from .cgroups import OwnNamespace, ProcessCgroup
+from .cgroups import OwnNamespace, ProcessCgroup, SampleSetupError
 from .executor import (Launch, ProblemLayoutError, SubprocessExecutor, Pipes, Watched, held, module_file,
                        seen_root, watch)
 from .problem import Problem
@@ -263,8 +263,11 @@ class _Server:
     def run(self, request: dict[str, Any], launch: Launch, token: str) -> Watched:
         began = time.monotonic()
         if self.cgroup:
-            self.cgroup.allow(self.cgroup.current() + launch.limits.processes)
-            refusals = self.cgroup.refusals()
+            try:
+                self.cgroup.allow(self.cgroup.current() + launch.limits.processes)
+                refusals = self.cgroup.refusals()
+            except OSError as exc:  # the host's, never a verdict
+                raise SampleSetupError(f"the sample's process limit could not be set in its cgroup: {exc}") from None
         pipes = Pipes(token)
         self.exited = None
         payload = os.memfd_create("repoexec-request")  # read by the sample's keeper, never by the warm process
