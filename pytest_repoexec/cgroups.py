@@ -328,11 +328,22 @@ def candidates(sandboxed: bool = True) -> tuple[list[ProcessCgroup | OwnNamespac
     return found, missing
 
 
-@functools.lru_cache(maxsize=None)
 def choose(workers: int = 1, sandboxed: bool = True) -> Choice:
     """The first mechanism of the module's list whose probe holds, with ``workers`` samples at once (stale
     cgroups removed first); remembered for the process: once per session."""
+    return _choose(max(1, workers), bool(sandboxed))
+
+
+@functools.lru_cache(maxsize=None)
+def _choose(workers: int, sandboxed: bool) -> Choice:
     found, passed_over = candidates(sandboxed)
+    return first_holding(found, workers, passed_over)
+
+
+def first_holding(found: list[ProcessCgroup | OwnNamespace], workers: int, passed_over: list[str] | None = None
+                  ) -> Choice:
+    """The first of ``found`` whose probe holds, and why each before it was passed over."""
+    passed_over = list(passed_over or [])
     for mechanism in found:
         if isinstance(mechanism, ProcessCgroup):
             mechanism.remove_stale()
