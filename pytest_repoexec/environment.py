@@ -43,10 +43,15 @@ RUNTIME_MODULES = tuple(Path(__file__).with_name("runtime") / name
                                      "repoexec_userns.py"))
 # What the inner test run needs inside every project's virtualenv; copied from this interpreter, so no network.
 RUNTIME_DISTRIBUTIONS = ("pytest", "pytest-timeout", "coverage")
-# The runtime reaches a virtualenv through a .pth line, after its site-packages: a copy of these that a project's
-# requirements install (an old plugin's pytest) would be the one imported. They are installed at the runtime's
-# versions instead, whatever the requirements pin (uv's overrides); part of the environment's key.
-_RUNNER_PINNED = "runner pinned to the runtime's versions"
+# The runtime reaches a virtualenv through a .pth line, after its site-packages: a project with requirements gets its
+# own pytest and pytest-timeout in site-packages, resolved with those requirements (the newest release its pinned
+# plugins accept, free of its date cap, never older than the inner plugin supports, within project.toml's ``pytest``
+# pin), so a plugin of its date runs on a pytest it knows (litestar's pytest-asyncio reads what pytest 9.2 removed);
+# coverage stays at the runtime's version (uv's overrides). A project without requirements runs the runtime's copy
+# of the engine's pytest. Part of the environment's key.
+_RUNNER_RESOLVED = "runner resolved with the project's requirements"
+RUNNER_FLOOR = {"pytest": ">=7.2", "pytest-timeout": ">=2.4"}  # what the inner plugin runs on (tests/test_runner_range.py)
+_OVERRIDDEN = ("coverage",)
 # A project with ``runner = "project"`` runs its samples under its own pytest (pytest's own suite imports the runner:
 # the engine's would answer every ``import _pytest``). Its runtime holds the inner plugin, pytest-timeout and coverage
 # but no pytest, and in pytest's place a module that says why none was found: the project's own pytest (its
@@ -157,7 +162,8 @@ class Environments:
         env_key = _digest(
             [source_key, *sorted(project.requirements), project.resolve_before or "", *sorted(project.resolve_exempt),
              sys.executable, platform.python_version(), runtime.name,
-             *([_OWN_RUNNER if own else _RUNNER_PINNED, _COMPILED] if project.requirements else [])]
+             *([_OWN_RUNNER if own else _RUNNER_RESOLVED, project.pytest or "", _COMPILED]
+               if project.requirements else [])]
         )  # an own runner's runtime (``runtime.name``) already tells its environments apart
         venv = self.cache / "venvs" / f"{project.name}-{env_key}"
         build_once(venv, lambda target: _make_virtualenv(project, target, runtime), self.cache)
@@ -364,11 +370,12 @@ def _make_virtualenv(project: Project, target: Path, runtime: Path) -> None:
 
 
 def _install_requirements(project: Project, python: Path, runtime: Path, own_runner: bool = False) -> None:
-    """The project's requirements resolved together with the runner's distributions at the runtime's versions (an
-    override beats any pin) and the rest of their closure free of the date cap (an old date has no pluggy the
-    runtime's pytest takes): the copies in site-packages are then the runtime's, or what its pytest accepts (a
-    project's packaging). A requirement that cannot live with them is refused, naming the project. A project that
-    runs its own pytest gets its requirements as they are: its pytest and plugins are the ones it pins."""
+    """The project's requirements resolved together with the runner: pytest and pytest-timeout as its plugins accept
+    them (the newest such release, free of the date cap, at least ``RUNNER_FLOOR``, within project.toml's
+    ``pytest``), coverage at the runtime's version (an override beats any pin), and the rest of the runner's closure
+    free of the date cap (an old date has no pluggy a new pytest takes). A requirement that cannot live with them is
+    refused, naming the project. A project that runs its own pytest gets its requirements as they are: its pytest
+    and plugins are the ones it pins."""
     if own_runner:
         result = subprocess.run(_install_command(project, python, None, ()), capture_output=True, text=True)
         if result.returncode != 0:
@@ -378,24 +385,36 @@ def _install_requirements(project: Project, python: Path, runtime: Path, own_run
                 f"{(result.stdout + result.stderr).strip()[-4000:]}")
         return
     closure = json.loads((runtime / "manifest.json").read_text())
-    pins = {name: closure[name] for name in RUNTIME_DISTRIBUTIONS}
+    pins = {name: closure[name] for name in _OVERRIDDEN}
+    runner = runner_requirements(project)
     with tempfile.TemporaryDirectory(prefix="repoexec-overrides-") as scratch:
         overrides = Path(scratch, "runner.txt")
         overrides.write_text("".join(f"{name}=={version}\n" for name, version in pins.items()))
-        result = subprocess.run(_install_command(project, python, overrides, tuple(closure)), capture_output=True,
-                                text=True)
+        runner_file = Path(scratch, "runner-range.txt")
+        runner_file.write_text("".join(f"{line}\n" for line in runner))
+        result = subprocess.run(_install_command(project, python, overrides, (*closure, *RUNNER_FLOOR), runner_file),
+                                capture_output=True, text=True)
     if result.returncode != 0:
-        runner = ", ".join(f"{name}=={version}" for name, version in pins.items())
+        pinned = ", ".join([*runner, *(f"{name}=={version}" for name, version in pins.items())])
         raise EnvironmentBuildError(
             f"project {project.name}: installing its requirements ({project.manifest}) failed (they are resolved "
-            f"with the engine's {runner}, which every project runs under whatever it pins; uv names the requirement "
-            f"that conflicts with them or could not be built):\n{(result.stdout + result.stderr).strip()[-4000:]}"
+            f"with the runner, {pinned}: the inner plugin needs pytest 7.2 or later; a `pytest` constraint in "
+            f"project.toml narrows it; uv names the requirement that conflicts or could not be built):\n"
+            f"{(result.stdout + result.stderr).strip()[-4000:]}"
         )
 
 
-def _install_command(project: Project, python: Path, overrides: Path | None, runner: tuple[str, ...]) -> list[str]:
+def runner_requirements(project: Project) -> list[str]:
+    """The runner's requirements for a project that runs under the engine: its floor, and project.toml's pin."""
+    return [f"pytest{RUNNER_FLOOR['pytest']}{',' + project.pytest if project.pytest else ''}",
+            f"pytest-timeout{RUNNER_FLOOR['pytest-timeout']}"]
+
+
+def _install_command(project: Project, python: Path, overrides: Path | None, runner: tuple[str, ...],
+                     runner_file: Path | None = None) -> list[str]:
     """uv resolves and installs; it can also resolve as of a date, which old releases need."""
     pinned = ["--overrides", str(overrides), "--requirements", str(overrides)] if overrides else []
+    pinned += ["--requirements", str(runner_file)] if runner_file else []
     command = [uv.find_uv_bin(), "pip", "install", "--quiet", "--compile-bytecode", "--python", str(python),
                *pinned, *project.requirements]
     if project.resolve_before:

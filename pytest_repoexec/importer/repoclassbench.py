@@ -408,6 +408,8 @@ def _write_state(project: Path, outcomes: list[TaskImport], settings: dict[str, 
         manifest["resolve_exempt"] = exempt
     if runner := settings.get("runner"):
         manifest["runner"] = runner
+    if pytest_pin := settings.get("pytest"):
+        manifest["pytest"] = pytest_pin
     (project / PROJECT_MANIFEST).write_text(tomli_w.dumps(manifest), encoding="utf-8")
     return derived
 
