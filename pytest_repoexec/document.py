@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import __version__
-from .cgroups import find_mechanism
+from .cgroups import ENGINE_ERROR, find_mechanism
 from .metrics import KS, error_counts, summarise
 from .results import SampleResult
 from .store import engine_digest
@@ -85,6 +85,8 @@ def scoring_document(
         "known_failures": [result.to_dict() for result in known],
         "not_run": sorted(not_run, key=lambda entry: entry["item"]),
     }
+    # not run for the host's failure (a sample set-up that failed twice): the run's exit status is then 3
+    document["engine_errors"] = sum(entry["reason"].startswith(f"{ENGINE_ERROR}:") for entry in document["not_run"])
     if debugging is not None:
         document["debugging"] = debugging
     if shard is not None:

@@ -195,13 +195,12 @@ class ResultsCollector(Collector):
         head = header(self.settings) | {"executor": self.settings.executor, "model": self.settings.model}
         counted = [result for result in self.results.values() if not result.known_failure]
         debugged = self.rounds or self.debug_error
-        document = scoring_document(
+        return scoring_document(
             head, counted, [result for result in self.results.values() if result.known_failure],
             [{"item": nodeid, "reason": reason} for nodeid, reason in self.errors.items()],
             debugging_section(self.rounds, self.revisions, self.debug_error) if debugged else None,
             self.shard.section() if self.shard is not None else None,
         )
-        return document | {"engine_errors": engine_errors(self.errors)}
 
 
 def engine_errors(errors: dict[str, str]) -> int:
