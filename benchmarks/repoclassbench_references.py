@@ -32,8 +32,12 @@ def main() -> int:
         out = args.out or Path(scratch) / "rcb"
         started = time.monotonic()
         if not out.is_dir():
+            # exit status 1 where some tasks could not be imported (scikit-learn's and pyvista's: the README says why)
             subprocess.run(["repoexec", "import", "--format", "repoclassbench", str(args.shared), "--out", str(out)],
-                           check=True, stdout=subprocess.DEVNULL)
+                           stdout=subprocess.DEVNULL)
+            if not (out / "import-report.json").is_file():
+                print(f"repoexec import --format repoclassbench {args.shared} wrote no report in {out}")
+                return 1
             print(f"import: {time.monotonic() - started:.0f} s")
         report = Path(scratch) / "references.json"
         began = time.monotonic()
