@@ -313,7 +313,9 @@ def candidates(sandboxed: bool = True) -> tuple[list[ProcessCgroup | OwnNamespac
     root = os.geteuid() == 0
     if root and (v1 := _v1_root()) is not None:
         found.append(ProcessCgroup(v1, 1))
-    if root:
+    if root and found:  # pids on v1: never on v2 too, whose layout would move processes for nothing
+        v2 = None
+    elif root:
         try:
             v2 = lay_out_v2()
         except OSError as exc:
