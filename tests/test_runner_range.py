@@ -30,3 +30,33 @@ def test_the_inner_plugin_judges_alike_on_each_pytest(mini, run_repoexec, pytest
     assert outcomes == [(0, True, None, 4), (1, False, "AssertionError", 0)], output[-3000:]
     installed = list(Path(repoexec_cache, "venvs").glob(f"mini-*/lib/python*/site-packages/pytest-{version}.dist-info"))
     assert installed, f"no virtualenv of the run holds pytest {version}"
+
+
+LONG = "a value of more than a hundred characters, " * 3
+LONG_TESTS = f'''\
+import pytest
+
+from .core import scaled
+
+
+@pytest.mark.parametrize("label", [{LONG!r}])
+def test_labelled(label):
+    assert scaled(3) == 30
+'''
+
+
+@pytest.mark.parametrize("version", ["9.1.1", "9.2.0"])
+def test_a_long_parameter_keeps_the_id_an_older_pytest_gave_it(mini, run_repoexec, pytester, version):
+    # pytest 9.2 names a string parameter of over 100 characters argname+index; the directives of a benchmark, and
+    # the names its problems give, are the full ids that older pytests made: the engine asks 9.2 for them
+    (mini / "project.toml").write_text(f'requirements = ["pytest=={version}"]\n\n[source]\npath = "repo"\n')
+    problem = mini / "labelled"
+    problem.mkdir()
+    (problem / "test_labelled.py").write_text(LONG_TESTS)
+    (problem / "problem.toml").write_text((mini / "scaled" / "problem.toml").read_text()
+                                          .replace("test_count = 4", "test_count = 1").replace("number = 1", "number = 3"))
+    replay = write_replay(pytester.path / "long.jsonl", {"mini/labelled": [WRONG]})
+    result, report = run_repoexec(str(problem), f"--repoexec-model=replay:{replay}", "--repoexec-fresh",
+                                  subprocess=True)
+    assert report is not None, result.stdout.str()[-3000:]
+    assert [s["failed_test"] for s in report["samples"]] == [f"test_labelled[{LONG}]"], result.stdout.str()[-3000:]
