@@ -8,6 +8,8 @@ interrupted leaves no completion marker, and the next attempt starts it over.
 from __future__ import annotations
 
 import compileall
+import contextlib
+import functools
 import hashlib
 import importlib.metadata
 import json
@@ -430,6 +432,28 @@ def _install_command(project: Project, python: Path, overrides: Path | None, run
         command += [f"--exclude-newer-package={name}={_FAR_FUTURE}"
                     for name in dict.fromkeys((*project.resolve_exempt, *runner))]
     return command
+
+
+@functools.lru_cache(maxsize=None)
+def runner_version(env: ProjectEnv) -> tuple[int, ...] | None:
+    """The version of the pytest that ``env``'s samples import: its virtualenv's (resolved with its requirements),
+    else the runtime's copy; None where neither has one (a project's own pytest in its tree)."""
+    venv = env.python.parent.parent
+    found = sorted(venv.glob("lib/python*/site-packages/pytest-*.dist-info")) or sorted(
+        (env.runtime or venv).glob("pytest-*.dist-info"))
+    for info in found:
+        with contextlib.suppress(ValueError):
+            return tuple(int(part) for part in info.name[len("pytest-"):-len(".dist-info")].split(".")[:2])
+    return None
+
+
+def legacy_ids(env: ProjectEnv) -> list[str]:
+    """pytest's arguments that keep parameter ids as pytest made them before 9.2: from 9.2 on, a string parameter of
+    over 100 characters is named ``argname+index`` (``parametrize_long_str_id_strategy = short``), so the node ids
+    a benchmark's directives name (made by an older pytest) would not be found. An older pytest knows no such
+    option: it gets none."""
+    version = runner_version(env)
+    return ["-o", "parametrize_long_str_id_strategy=legacy"] if version and version >= (9, 2) else []
 
 
 def _interpreter(venv: Path) -> Path:

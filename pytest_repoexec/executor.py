@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from . import syntax
-from .environment import ProjectEnv, StaleRuntimeError
+from .environment import ProjectEnv, StaleRuntimeError, legacy_ids
 from .problem import Problem
 from .rewritten import TREE_MTIME, cache_path, rewritten_pyc
 from .cgroups import ProcessCgroup, SampleSetupError, new_nonce, setup_failure
@@ -197,13 +197,13 @@ class SubprocessExecutor:
         if problem.tests is None:  # the project's own tests, in place: its conftest files and its configuration,
             # less the options it adds to every run (they may name plugins that its environment does not hold)
             # joined as text: a node id is no path (a parameter id's "//" must stay, as in "[https://...]")
-            where = [*(f"{root}/{node}" for node in problem.suite), "-o", "addopts="]
+            where = [*(f"{root}/{node}" for node in problem.suite), "-o", "addopts=", *legacy_ids(env)]
         else:
             test_path = focal.parent / problem.tests.name
             # pytest's unraisable-exception plugin only warns, and no configuration here makes a warning fail a
             # test; at its end it runs five full garbage collections (tenths of a second after hundreds of failures)
             where = [str(root / test_path), "-c", str(root / test_path.parent / CONFIG), "--noconftest",
-                     "-p", "no:unraisableexception"]
+                     "-p", "no:unraisableexception", *legacy_ids(env)]
         arguments = [
             *where,
             "-p", "repoexec_inner", "-p", "pytest_timeout", f"--timeout={problem.timeout or self.test_timeout}",
