@@ -7,7 +7,8 @@
 3. ``RLIMIT_NPROC in the sample's user namespace``: since Linux 5.14 the kernel counts a user's processes per
    user namespace, so RLIMIT_NPROC set inside the sample's own namespace counts the sample's processes only,
    not the user's hundreds of others. bubblewrap makes that namespace; without the sandbox ``unshare --user``
-   does. Never for root, whom the kernel holds to no RLIMIT_NPROC.
+   does. Where the engine is root, only in the sandbox, whose launcher makes that namespace as ``nobody``
+   (unconfined, the sample would keep root's capabilities, and the kernel holds root to no RLIMIT_NPROC).
 4. none: RLIMIT_NPROC outside a namespace of its own counts every process of the user, so an honest sample
    would fail as a fork flood; the run stops before its first sample unless it accepts no process limit.
 
