@@ -2,7 +2,7 @@
 
 1. ``pids cgroup v1``: a cgroup of the v1 pids hierarchy per sample (root only).
 2. ``pids cgroup v2``: a cgroup per sample in a v2 subtree this user may write and that has the pids controller
-   (root: the nearest ancestor of its own cgroup that can hold one; another user: a subtree delegated to it,
+   (root: its own cgroup, laid out by ``lay_out_v2``; another user: a subtree delegated to it,
    such as systemd's ``user@UID.service``).
 3. ``RLIMIT_NPROC in the sample's user namespace``: since Linux 5.14 the kernel counts a user's processes per
    user namespace, so RLIMIT_NPROC set inside the sample's own namespace counts the sample's processes only,
