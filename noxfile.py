@@ -1,6 +1,10 @@
 """The dependency range, tested: the newest releases of the libraries the plugin runs inside (pytest,
 pytest-xdist, pytest-timeout, coverage, pluggy) and the lowest versions ``pyproject.toml`` allows.
 
+``repoclassbench`` (not run by default: some 25 minutes on 2 cores) imports RepoClassBench from
+``../shared/repoclassbench`` and runs its references with the newest releases, each project's pytest resolved with
+its own requirements; it fails where fewer than 65 pass (``nox -s repoclassbench -- --workers 8``).
+
 Each session runs the tests that exercise those libraries (``FOCUS``: selection, the inner pytest run with its
 timeouts, coverage in the admission gate, progress bars, modes), not the whole suite, so that CI can run both
 beside it; ``nox -s newest -- -x`` passes more arguments to pytest. The sessions need only the ``openai`` extra
@@ -37,3 +41,13 @@ def lowest(session: nox.Session) -> None:
     """The lowest version of each direct dependency that ``pyproject.toml`` allows (uv's lowest-direct)."""
     session.install("--resolution", "lowest-direct", "-e", ".[openai]")
     _run_focus(session)
+
+
+@nox.session
+def repoclassbench(session: nox.Session) -> None:
+    """RepoClassBench imported, and its references run, with the newest releases of the stack."""
+    session.install("-e", ".")
+    session.install("--upgrade", *STACK)
+    session.run("uv", "pip", "list", external=True, silent=False)
+    session.run("repoexec", "setup")
+    session.run("python", "benchmarks/repoclassbench_references.py", "--at-least", "65", *session.posargs)

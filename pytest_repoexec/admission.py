@@ -15,6 +15,7 @@ import pytest
 
 from . import transport
 from .collection import ProblemFile, ProblemLoader
+from .cgroups import SampleSetupError
 from .environment import EnvironmentBuildError, Environments
 from .executor import ProblemLayoutError, SubprocessExecutor
 from .fixer import FixError, fix_assertions
@@ -93,6 +94,8 @@ class GateItem(pytest.Item):
             return f"{self.problem.id} fails the admission gate:\n" + "\n".join(
                 f"  - {reason}" for reason in excinfo.value.reasons
             )
+        if isinstance(excinfo.value, SampleSetupError):
+            return excinfo.value.describe()
         if isinstance(excinfo.value, (EnvironmentBuildError, ProblemLayoutError, ManifestError)):
             return str(excinfo.value)
         return super().repr_failure(excinfo)

@@ -26,7 +26,7 @@ from .importer.sources import Problems, SourceError, read_data_folder, read_hugg
 from .leaderboard import compare, render
 from .merge import merge
 from .runs import read_run
-from .cgroups import ACCEPT_ENV, cgroup_version, find_mechanism, missing_limit, user_namespaces, v2_controllers
+from .cgroups import ACCEPT_ENV, cgroup_version, choose, missing_limit, user_namespaces, v2_controllers
 from .sandbox import INSTALL_HINT, probe
 
 
@@ -128,9 +128,12 @@ def _describe_host() -> int:
     problem = probe()
     sandbox = problem or f"bubblewrap at {shutil.which('bwrap')} works"
     print(f"repoexec setup: sandbox: {sandbox}", file=sys.stderr if problem else sys.stdout)
-    mechanism = find_mechanism()
+    workers = os.cpu_count() or 1  # the probe tries as many samples at once as `-n auto` runs
+    choice = choose(workers, sandboxed=problem is None)
+    mechanism = choice.mechanism
     accepted = os.environ.get(ACCEPT_ENV) == "1"
-    print(f"repoexec setup: processes: {mechanism.mechanism if mechanism else missing_limit()}"
+    print(f"repoexec setup: processes: {choice.describe() if mechanism else missing_limit(choice)}"
+          f"{f' (tried with {workers} samples at once)' if mechanism else ''}"
           f"{' (accepted: ' + ACCEPT_ENV + '=1)' if not mechanism and accepted else ''}",
           file=sys.stdout if mechanism or accepted else sys.stderr)
     print("repoexec setup: memory, CPU time, file size, open files: RLIMIT_AS, RLIMIT_CPU, RLIMIT_FSIZE, "

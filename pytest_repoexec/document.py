@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import __version__
-from .cgroups import find_mechanism
+from .cgroups import ENGINE_ERROR, find_mechanism
 from .metrics import KS, error_counts, summarise
 from .results import SampleResult
 from .store import engine_digest
@@ -28,7 +28,8 @@ if TYPE_CHECKING:
 REPORT_FORMAT = 2  # the layout of the JSON report that this engine writes and reads; raise it when the layout changes
 _REQUIRED = ("model", "settings", "samples")
 ENGINE_KEYS = ("sandbox", "format", "engine", "settings", "executor", "model", "metrics", "projects", "errors", "empty",
-               "store", "judge", "decoy", "samples", "known_failures", "not_run", "debugging", "shard")  # a scoring report's own keys
+               "store", "judge", "decoy", "samples", "known_failures", "not_run", "engine_errors", "debugging",
+               "shard")  # a scoring report's own keys
 
 
 class ReportError(ValueError):
@@ -47,7 +48,7 @@ def header(settings: Settings) -> dict[str, Any]:
 
 def containment(settings: Settings) -> dict[str, str]:
     """Where candidates ran and what held them, each limit with its mechanism on this host."""
-    found = find_mechanism()
+    found = find_mechanism(sandboxed=settings.sandbox != "none")
     return {
         "kind": settings.sandbox,  # bwrap, or none: unconfined, on the host
         "processes": found.mechanism if found else "none (--repoexec-accept-no-process-limit)",
@@ -88,6 +89,8 @@ def scoring_document(
         "known_failures": [result.to_dict() for result in known],
         "not_run": sorted(not_run, key=lambda entry: entry["item"]),
     }
+    # not run for the host's failure (a sample set-up that failed twice): the run's exit status is then 3
+    document["engine_errors"] = sum(entry["reason"].startswith(f"{ENGINE_ERROR}:") for entry in document["not_run"])
     if debugging is not None:
         document["debugging"] = debugging
     if shard is not None:

@@ -8,6 +8,8 @@ interrupted leaves no completion marker, and the next attempt starts it over.
 from __future__ import annotations
 
 import compileall
+import contextlib
+import functools
 import hashlib
 import importlib.metadata
 import json
@@ -44,10 +46,15 @@ RUNTIME_MODULES = tuple(Path(__file__).with_name("runtime") / name
                                      "repoexec_wire.py"))
 # What the inner test run needs inside every project's virtualenv; copied from this interpreter, so no network.
 RUNTIME_DISTRIBUTIONS = ("pytest", "pytest-timeout", "coverage")
-# The runtime reaches a virtualenv through a .pth line, after its site-packages: a copy of these that a project's
-# requirements install (an old plugin's pytest) would be the one imported. They are installed at the runtime's
-# versions instead, whatever the requirements pin (uv's overrides); part of the environment's key.
-_RUNNER_PINNED = "runner pinned to the runtime's versions"
+# The runtime reaches a virtualenv through a .pth line, after its site-packages: a project with requirements gets its
+# own pytest and pytest-timeout in site-packages, resolved with those requirements (the newest release its pinned
+# plugins accept, free of its date cap, never older than the inner plugin supports, within project.toml's ``pytest``
+# pin), so a plugin of its date runs on a pytest it knows (litestar's pytest-asyncio reads what pytest 9.2 removed);
+# coverage stays at the runtime's version (uv's overrides). A project without requirements runs the runtime's copy
+# of the engine's pytest. Part of the environment's key.
+_RUNNER_RESOLVED = "runner resolved with the project's requirements"
+RUNNER_FLOOR = {"pytest": ">=7.2", "pytest-timeout": ">=2.4"}  # what the inner plugin runs on (tests/test_runner_range.py)
+_OVERRIDDEN = ("coverage",)
 # A project with ``runner = "project"`` runs its samples under its own pytest (pytest's own suite imports the runner:
 # the engine's would answer every ``import _pytest``). Its runtime holds the inner plugin, pytest-timeout and coverage
 # but no pytest, and in pytest's place a module that says why none was found: the project's own pytest (its
@@ -158,7 +165,8 @@ class Environments:
         env_key = _digest(
             [source_key, *sorted(project.requirements), project.resolve_before or "", *sorted(project.resolve_exempt),
              sys.executable, platform.python_version(), runtime.name,
-             *([_OWN_RUNNER if own else _RUNNER_PINNED, _COMPILED] if project.requirements else [])]
+             *([_OWN_RUNNER if own else _RUNNER_RESOLVED, project.pytest or "", _COMPILED]
+               if project.requirements else [])]
         )  # an own runner's runtime (``runtime.name``) already tells its environments apart
         venv = self.cache / "venvs" / f"{project.name}-{env_key}"
         build_once(venv, lambda target: _make_virtualenv(project, target, runtime), self.cache)
@@ -333,12 +341,20 @@ def _unpack(archive: Path, target: Path) -> None:
                     bundle.extractall(scratch)
             else:
                 with tarfile.open(archive) as bundle:
-                    bundle.extractall(scratch, filter="data")
+                    extract_tar(bundle, scratch)
         except (OSError, tarfile.TarError, zipfile.BadZipFile) as exc:
             raise EnvironmentBuildError(f"cannot unpack {archive.name}: {exc}") from exc
         entries = list(Path(scratch).iterdir())
         top = entries[0] if len(entries) == 1 and entries[0].is_dir() else Path(scratch)
         shutil.copytree(top, target, ignore=_IGNORED, symlinks=True)
+
+
+def extract_tar(bundle: tarfile.TarFile, target: str | Path) -> None:
+    """Unpack with the "data" filter where this Python has it (3.11.4 and later; Debian 12's 3.11.2 has not)."""
+    if hasattr(tarfile, "data_filter"):
+        bundle.extractall(target, filter="data")
+    else:  # pragma: no cover - such a Python's own behaviour: no filter
+        bundle.extractall(target)
 
 
 def _clone_git(project: Project, target: Path) -> None:
@@ -365,11 +381,12 @@ def _make_virtualenv(project: Project, target: Path, runtime: Path) -> None:
 
 
 def _install_requirements(project: Project, python: Path, runtime: Path, own_runner: bool = False) -> None:
-    """The project's requirements resolved together with the runner's distributions at the runtime's versions (an
-    override beats any pin) and the rest of their closure free of the date cap (an old date has no pluggy the
-    runtime's pytest takes): the copies in site-packages are then the runtime's, or what its pytest accepts (a
-    project's packaging). A requirement that cannot live with them is refused, naming the project. A project that
-    runs its own pytest gets its requirements as they are: its pytest and plugins are the ones it pins."""
+    """The project's requirements resolved together with the runner: pytest and pytest-timeout as its plugins accept
+    them (the newest such release, free of the date cap, at least ``RUNNER_FLOOR``, within project.toml's
+    ``pytest``), coverage at the runtime's version (an override beats any pin), and the rest of the runner's closure
+    free of the date cap (an old date has no pluggy a new pytest takes). A requirement that cannot live with them is
+    refused, naming the project. A project that runs its own pytest gets its requirements as they are: its pytest
+    and plugins are the ones it pins."""
     if own_runner:
         result = subprocess.run(_install_command(project, python, None, ()), capture_output=True, text=True)
         if result.returncode != 0:
@@ -379,24 +396,36 @@ def _install_requirements(project: Project, python: Path, runtime: Path, own_run
                 f"{(result.stdout + result.stderr).strip()[-4000:]}")
         return
     closure = json.loads((runtime / "manifest.json").read_text())
-    pins = {name: closure[name] for name in RUNTIME_DISTRIBUTIONS}
+    pins = {name: closure[name] for name in _OVERRIDDEN}
+    runner = runner_requirements(project)
     with tempfile.TemporaryDirectory(prefix="repoexec-overrides-") as scratch:
         overrides = Path(scratch, "runner.txt")
         overrides.write_text("".join(f"{name}=={version}\n" for name, version in pins.items()))
-        result = subprocess.run(_install_command(project, python, overrides, tuple(closure)), capture_output=True,
-                                text=True)
+        runner_file = Path(scratch, "runner-range.txt")
+        runner_file.write_text("".join(f"{line}\n" for line in runner))
+        result = subprocess.run(_install_command(project, python, overrides, (*closure, *RUNNER_FLOOR), runner_file),
+                                capture_output=True, text=True)
     if result.returncode != 0:
-        runner = ", ".join(f"{name}=={version}" for name, version in pins.items())
+        pinned = ", ".join([*runner, *(f"{name}=={version}" for name, version in pins.items())])
         raise EnvironmentBuildError(
             f"project {project.name}: installing its requirements ({project.manifest}) failed (they are resolved "
-            f"with the engine's {runner}, which every project runs under whatever it pins; uv names the requirement "
-            f"that conflicts with them or could not be built):\n{(result.stdout + result.stderr).strip()[-4000:]}"
+            f"with the runner, {pinned}: the inner plugin needs pytest 7.2 or later; a `pytest` constraint in "
+            f"project.toml narrows it; uv names the requirement that conflicts or could not be built):\n"
+            f"{(result.stdout + result.stderr).strip()[-4000:]}"
         )
 
 
-def _install_command(project: Project, python: Path, overrides: Path | None, runner: tuple[str, ...]) -> list[str]:
+def runner_requirements(project: Project) -> list[str]:
+    """The runner's requirements for a project that runs under the engine: its floor, and project.toml's pin."""
+    return [f"pytest{RUNNER_FLOOR['pytest']}{',' + project.pytest if project.pytest else ''}",
+            f"pytest-timeout{RUNNER_FLOOR['pytest-timeout']}"]
+
+
+def _install_command(project: Project, python: Path, overrides: Path | None, runner: tuple[str, ...],
+                     runner_file: Path | None = None) -> list[str]:
     """uv resolves and installs; it can also resolve as of a date, which old releases need."""
     pinned = ["--overrides", str(overrides), "--requirements", str(overrides)] if overrides else []
+    pinned += ["--requirements", str(runner_file)] if runner_file else []
     command = [uv.find_uv_bin(), "pip", "install", "--quiet", "--compile-bytecode", "--python", str(python),
                *pinned, *project.requirements]
     if project.resolve_before:
@@ -404,6 +433,28 @@ def _install_command(project: Project, python: Path, overrides: Path | None, run
         command += [f"--exclude-newer-package={name}={_FAR_FUTURE}"
                     for name in dict.fromkeys((*project.resolve_exempt, *runner))]
     return command
+
+
+@functools.lru_cache(maxsize=None)
+def runner_version(env: ProjectEnv) -> tuple[int, ...] | None:
+    """The version of the pytest that ``env``'s samples import: its virtualenv's (resolved with its requirements),
+    else the runtime's copy; None where neither has one (a project's own pytest in its tree)."""
+    venv = env.python.parent.parent
+    found = sorted(venv.glob("lib/python*/site-packages/pytest-*.dist-info")) or sorted(
+        (env.runtime or venv).glob("pytest-*.dist-info"))
+    for info in found:
+        with contextlib.suppress(ValueError):
+            return tuple(int(part) for part in info.name[len("pytest-"):-len(".dist-info")].split(".")[:2])
+    return None
+
+
+def legacy_ids(env: ProjectEnv) -> list[str]:
+    """pytest's arguments that keep parameter ids as pytest made them before 9.2: from 9.2 on, a string parameter of
+    over 100 characters is named ``argname+index`` (``parametrize_long_str_id_strategy = short``), so the node ids
+    a benchmark's directives name (made by an older pytest) would not be found. An older pytest knows no such
+    option: it gets none."""
+    version = runner_version(env)
+    return ["-o", "parametrize_long_str_id_strategy=legacy"] if version and version >= (9, 2) else []
 
 
 def _interpreter(venv: Path) -> Path:

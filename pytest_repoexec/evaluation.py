@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 from dataclasses import dataclass
 
+from .cgroups import SampleSetupError
 from .candidate import (Candidate, candidate_diff, candidate_module, dependency_share, focal_module,
                         make_candidate, module_syntax_error)
 from .decoy import Decoys
@@ -89,7 +90,11 @@ def _run(problem: Problem, sample: int, candidate: Candidate, module: str, origi
     if error is not None:
         candidate = dataclasses.replace(candidate, error_type=ErrorType.SYNTAX_ERROR, error=error)
         return _judged(problem, sample, candidate, None, options.first_failure)
-    evaluation = _judged(problem, sample, candidate, executor.run(env, problem, module, options), options.first_failure)
+    try:
+        run = executor.run(env, problem, module, options)
+    except SampleSetupError:  # the host's failure, never the candidate's: once more, then the sample is not run
+        run = executor.run(env, problem, module, options)
+    evaluation = _judged(problem, sample, candidate, run, options.first_failure)
     if decoys is None or not evaluation.result.passed or evaluation.result.judge == "apart":
         return evaluation  # apart, the candidate could reach nothing of its tests: there is nothing to check
     started = time.perf_counter()

@@ -28,10 +28,10 @@ from typing import Any, Protocol
 
 from . import syntax
 from .judge import split_plan
-from .environment import ProjectEnv, StaleRuntimeError
+from .environment import ProjectEnv, StaleRuntimeError, legacy_ids
 from .problem import Problem
 from .rewritten import TREE_MTIME, cache_path, rewritten_pyc
-from .cgroups import ProcessCgroup
+from .cgroups import ProcessCgroup, SampleSetupError, new_nonce, setup_failure
 from .sandbox import (
     EXPECTED, HOME, SAMPLE, Bubblewrap, DataFolder, Limits, Sandbox, Tree, View, make_sandbox, python_home,
 )
@@ -145,7 +145,8 @@ class SubprocessExecutor:
         self.sandbox = sandbox if sandbox is not None else make_sandbox("bwrap")
         self.limits = limits
         # the strongest bound on a sample's processes this host offers (cgroups); ProcessLimitUnavailable if none
-        self.cgroup = ProcessCgroup.find(accept_none=True if accept_no_process_limit else None)
+        self.cgroup = ProcessCgroup.find(accept_none=True if accept_no_process_limit else None,
+                                         sandboxed=isinstance(self.sandbox, Bubblewrap))
         self.judge = judge  # a sample's tests run apart from its candidate, where its problem allows
         self._apart: dict[str, tuple[str | None, str]] = {}  # judged_apart's answers, by problem
 
@@ -279,13 +280,13 @@ class SubprocessExecutor:
         if problem.tests is None:  # the project's own tests, in place: its conftest files and its configuration,
             # less the options it adds to every run (they may name plugins that its environment does not hold)
             # joined as text: a node id is no path (a parameter id's "//" must stay, as in "[https://...]")
-            where = [*(f"{root}/{node}" for node in problem.suite), "-o", "addopts="]
+            where = [*(f"{root}/{node}" for node in problem.suite), "-o", "addopts=", *legacy_ids(env)]
         else:
             test_path = focal.parent / problem.tests.name
             # pytest's unraisable-exception plugin only warns, and no configuration here makes a warning fail a
             # test; at its end it runs five full garbage collections (tenths of a second after hundreds of failures)
             where = [str(root / test_path), "-c", str(root / test_path.parent / CONFIG), "--noconftest",
-                     "-p", "no:unraisableexception"]
+                     "-p", "no:unraisableexception", *legacy_ids(env)]
         arguments = [
             *where,
             "-p", "repoexec_inner", "-p", "pytest_timeout", f"--timeout={problem.timeout or self.test_timeout}",
@@ -332,17 +333,21 @@ class SubprocessExecutor:
 
     def _execute(self, env: ProjectEnv, problem: Problem, launch: Launch, token: str) -> Watched:
         """Start a fresh interpreter for the sample, in the sandbox (and its pids cgroup where there is one)."""
+        # the sample's cgroup, and its launcher's entering it, can fail: SampleSetupError, the host's (never a verdict)
         with self.cgroup.sample(launch.limits.processes) if self.cgroup else contextlib.nullcontext() as cgroup:
             began = time.monotonic()
             pipes = Pipes(token)
+            nonce = new_nonce()
             try:
-                started = self._spawn(env, launch, cgroup, pipes.sample_ends())
+                started = self._spawn(env, launch, cgroup, pipes.sample_ends(), nonce=nonce)
             except BaseException:
                 pipes.close()
                 raise
             finally:
                 pipes.close_sample_ends()
             watched = watch(started, pipes, began, launch)
+            if (failure := setup_failure(nonce, watched.output)) is not None:
+                raise SampleSetupError(failure)
             return held(watched, refused=bool(cgroup and cgroup.refusals()))
 
     def _execute_split(self, env: ProjectEnv, problem: Problem, judge: Launch, candidate: Launch,
@@ -353,10 +358,11 @@ class SubprocessExecutor:
         with self.cgroup.sample(processes) if self.cgroup else contextlib.nullcontext() as cgroup:
             began = time.monotonic()
             pipes = SplitPipes(token)
+            nonce = new_nonce()
             started: list[Started] = []
             try:
-                started.append(self._spawn(env, candidate, cgroup, pipes.candidate_ends()))
-                started.insert(0, self._spawn(env, judge, cgroup, pipes.sample_ends(), pipes.judge_channel))
+                started.append(self._spawn(env, candidate, cgroup, pipes.candidate_ends(), nonce=nonce))
+                started.insert(0, self._spawn(env, judge, cgroup, pipes.sample_ends(), pipes.judge_channel, nonce))
             except BaseException:
                 for process in started:
                     process.kill()
@@ -366,10 +372,12 @@ class SubprocessExecutor:
                 pipes.close_sample_ends()
             pair = SplitSample(*started)
             watched = watch(pair, pipes, began, judge)
+            if (failure := setup_failure(nonce, watched.output)) is not None:
+                raise SampleSetupError(failure)
             return held(pair.candidate_limit(watched, judge.confined), refused=bool(cgroup and cgroup.refusals()))
 
     def _spawn(self, env: ProjectEnv, launch: Launch, cgroup: Any, fds: tuple[int, int, int],
-               judge_fd: int | None = None) -> Started:
+               judge_fd: int | None = None, nonce: str = "") -> Started:
         """One process of a sample: ``fds`` are its output, its results (the candidate's: its channel to the
         judge) and its token; ``judge_fd``, the judge's channel to the candidate."""
         argv, binds = self.sandbox.wrap(launch.view, [str(env.python), "-m", launch.program, *launch.arguments])
@@ -377,7 +385,7 @@ class SubprocessExecutor:
         channel = () if judge_fd is None else (judge_fd,)
         try:
             process = subprocess.Popen(
-                [*(cgroup.entering(argv) if cgroup else argv), f"--repoexec-results-fd={results}",
+                [*(cgroup.entering(argv, nonce) if cgroup else argv), f"--repoexec-results-fd={results}",
                  f"--repoexec-token-fd={token}", *(f"--repoexec-judge-fd={fd}" for fd in channel)],
                 cwd=None if launch.confined else launch.view.workdir, env=launch.environment,
                 stdin=subprocess.DEVNULL, stdout=output, stderr=subprocess.STDOUT, start_new_session=True,

@@ -70,6 +70,8 @@ class Project:
     # whose pytest runs the samples: the engine's (resolved over the project's pins) or the project's own, for a
     # suite written for another pytest, or pytest's own, whose tests import the runner (see environment.py)
     runner: str = "engine"
+    # a constraint on the pytest the samples run under ("<9.2"), beside what its requirements' plugins accept
+    pytest: str | None = None
 
 
 @dataclass(frozen=True)
@@ -199,7 +201,7 @@ def load_project(manifest: Path) -> Project:
     fields = _Fields(manifest, _read_toml(manifest))
     fields.reject_unknown(
         {"source", "import_root", "requirements", "python", "resolve_before", "resolve_exempt", "mount", "workdir",
-         "build_extensions", "runner"}
+         "build_extensions", "runner", "pytest"}
     )
     source = _load_source(fields.table_at("source"), manifest.parent)
     import_root = fields.get("import_root", str, ".")
@@ -227,6 +229,12 @@ def load_project(manifest: Path) -> Project:
     runner = fields.get("runner", str, "engine")
     if runner not in RUNNERS:
         raise fields.error("runner", f"expected one of {', '.join(RUNNERS)}, got {runner!r}")
+    pytest_pin = fields.get("pytest", str, None)
+    if pytest_pin is not None:
+        try:
+            SpecifierSet(pytest_pin)
+        except InvalidSpecifier:
+            raise fields.error("pytest", f"not a version constraint: {pytest_pin!r} (such as \"<9.2\")") from None
     return Project(
         name=manifest.parent.name,
         manifest=manifest,
@@ -240,6 +248,7 @@ def load_project(manifest: Path) -> Project:
         workdir=workdir,
         build_extensions=fields.get("build_extensions", bool, False),
         runner=runner,
+        pytest=pytest_pin,
     )
 
 

@@ -17,6 +17,7 @@ from .document import (METRICS_HEADER, containment, debugging_section, header, m
                        write_json, write_text)
 from .fixer import FixResult
 from .gate import GateResult
+from .cgroups import ENGINE_ERROR
 from .metrics import mean
 from .results import SampleResult
 from .settings import Settings
@@ -123,6 +124,8 @@ class ResultsCollector(Collector):
         super().pytest_sessionfinish(session)
         if self.completed(session):
             session.exitstatus = pytest.ExitCode.OK
+        if engine_errors(self.errors):  # the host's failure: never a passing run, never a verdict's exit status
+            session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
 
     def completed(self, session: pytest.Session) -> bool:
         """With --repoexec-exit-zero: the run failed only by its samples' verdicts (every selected sample gave
@@ -181,6 +184,10 @@ class ResultsCollector(Collector):
         known = {entry["problem"] for entry in document["known_failures"]}
         if known:
             lines.append(f"known failures (run as xfail, left out of the metrics): {len(known)} problems")
+        if document.get("engine_errors"):
+            lines.append(f"{ENGINE_ERROR}: {document['engine_errors']} samples were not run: this host could not set up "
+                         "their sandbox, cgroup or limits (the host's failure, not the candidates'; left out of the "
+                         "metrics; the run's exit status is 3)")
         if document["not_run"]:
             lines.append(f"{len(document['not_run'])} samples could not run (left out of the metrics):")
             lines += [f"  {entry['item']}: {entry['reason'].splitlines()[0][:200]}"
@@ -199,6 +206,11 @@ class ResultsCollector(Collector):
             debugging_section(self.rounds, self.revisions, self.debug_error) if debugged else None,
             self.shard.section() if self.shard is not None else None,
         )
+
+
+def engine_errors(errors: dict[str, str]) -> int:
+    """How many items were not run for their host's failure (``SampleSetupError``), among those with no result."""
+    return sum(reason.startswith(f"{ENGINE_ERROR}:") for reason in errors.values())
 
 
 def render_table(document: dict[str, Any]) -> list[str]:

@@ -25,6 +25,7 @@ from typing import Any
 import pytest
 
 from . import progress, remote, transport
+from .cgroups import SampleSetupError
 from .collection import ProblemFile, ProblemLoader
 from .debugging import DebugPhase
 from .environment import EnvironmentBuildError, Environments, ProjectEnv, default_cache_dir
@@ -299,6 +300,8 @@ class SampleItem(pytest.Item):
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException]) -> str:  # type: ignore[override]
         if isinstance(excinfo.value, SampleFailed):
             return describe_failure(excinfo.value, self.config)
+        if isinstance(excinfo.value, SampleSetupError):
+            return excinfo.value.describe()
         if isinstance(excinfo.value, (EnvironmentBuildError, ProblemLayoutError, ManifestError)):
             return str(excinfo.value)
         return super().repr_failure(excinfo)

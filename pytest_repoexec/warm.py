@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from .environment import ProjectEnv
-from .cgroups import OwnNamespace, ProcessCgroup
+from .cgroups import OwnNamespace, ProcessCgroup, SampleSetupError
 from .executor import (Launch, ProblemLayoutError, SubprocessExecutor, Pipes, SplitPipes, SplitSample, Watched, held, module_file,
                        seen_root, watch)
 from .problem import Problem
@@ -329,7 +329,10 @@ class _Server:
         """Room in the warm process's cgroup for a sample's processes; the refusals counted so far."""
         if not self.cgroup:
             return 0
-        self.cgroup.allow(self.cgroup.current() + processes)
+        try:
+            self.cgroup.allow(self.cgroup.current() + processes)
+        except OSError as exc:  # the host's, never a verdict
+            raise SampleSetupError(f"the sample's process limit could not be set in its cgroup: {exc}") from None
         return self.cgroup.refusals()
 
     def start(self, request: dict[str, Any], fds: tuple[int, ...]) -> None:

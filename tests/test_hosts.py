@@ -115,7 +115,8 @@ def test_setup_names_the_user_the_cgroups_and_each_limits_mechanism():
     lines = done.stdout.splitlines()
     assert any(line.startswith(f"repoexec setup: user ") and f"(uid {os.geteuid()}" in line for line in lines)
     assert any("cgroups: " + cgroups.cgroup_version() in line for line in lines)
-    assert f"repoexec setup: processes: {cgroups.ProcessCgroup.find().mechanism}" in lines
+    assert any(line.startswith(f"repoexec setup: processes: {cgroups.ProcessCgroup.find().mechanism} (tried with ")
+               for line in lines)
 
 
 @pytest.mark.skipif(os.uname().machine != "x86_64", reason="platform: the container profile is written for x86_64")
@@ -162,3 +163,61 @@ def test_a_sample_is_root_of_its_own_user_namespace_never_the_hosts(mini, run_re
                                   f"--repoexec-executor={executor}")
     assert report is not None, result.stdout.str()[-3000:]
     assert [s["passed"] for s in report["samples"]] == [True], result.stdout.str()[-3000:]
+
+
+WRONG = "def scaled(value):\n    return value\n"
+
+
+def test_the_mechanism_taken_is_one_whose_probe_saw_a_fork_past_its_limit_refused():
+    choice = cgroups.choose(cgroups.run_workers())
+    assert choice.mechanism is not None and choice.mechanism is cgroups.ProcessCgroup.find()  # probed once
+    assert choice.mechanism.probe(2) is None  # two samples at once, each refused a fork past its bound
+    assert choice.describe().startswith(choice.mechanism.mechanism)
+    if os.geteuid() == 0:  # and the sample's own user namespace holds where the engine is root, as the launcher makes it
+        assert cgroups.OwnNamespace(sandboxed=True).probe(2) is None
+        assert "does not hold root" in cgroups.OwnNamespace(sandboxed=False).probe(1)
+
+
+def test_a_folder_that_is_no_cgroup_fails_the_probe_and_the_next_mechanism_is_taken_and_named(tmp_path):
+    # the probe's logic on a bound that does not hold: a plain folder takes the cgroup's files as files (the
+    # process is "moved in", pids.max "set"), and nothing refuses a fork
+    fake = cgroups.ProcessCgroup(tmp_path, 2)
+    failure = fake.probe(2)
+    assert failure is not None and str(tmp_path) in failure and "no fork refused" in failure
+    choice = cgroups.first_holding([fake, cgroups.OwnNamespace(sandboxed=True)], 2)
+    assert isinstance(choice.mechanism, cgroups.OwnNamespace)
+    assert len(choice.passed_over) == 1 and choice.passed_over[0].startswith(f"pids cgroup v2 ({tmp_path}): a process in ")
+    assert choice.passed_over[0].endswith("9 processes and no fork refused")
+    assert choice.describe().startswith("RLIMIT_NPROC in the sample's own user namespace (tried first, and failed: "
+                                        f"pids cgroup v2 ({tmp_path})")
+    none = cgroups.first_holding([fake], 1)
+    assert none.mechanism is None
+    said = cgroups.missing_limit(none)
+    assert str(tmp_path) in said and "no fork refused" in said and "Delegate=yes" in said
+
+
+@pytest.mark.parametrize("executor", ["warm", "process"])
+def test_a_sample_whose_bound_cannot_be_set_up_is_not_run_and_the_run_says_the_host_is_at_fault(
+        mini, run_repoexec, pytester, monkeypatch, executor):
+    # a real set-up failure: each sample's launcher is made to enter what the kernel refuses (its cgroup's
+    # pids.current for cgroup.procs, or a flag unshare rejects for its user namespace); the probe is not affected
+    mechanism = cgroups.ProcessCgroup.find(sandboxed=False)
+    monkeypatch.setenv(cgroups.INJECT_ENV, "cgroup" if isinstance(mechanism, cgroups.ProcessCgroup) else "namespace")
+    replay = write_replay(pytester.path / "host.jsonl", {"mini/scaled": [HONEST, WRONG]})
+    result, report = run_repoexec(str(mini / "scaled"), f"--repoexec-model=replay:{replay}", "--repoexec-n=2",
+                                  f"--repoexec-executor={executor}", "--repoexec-sandbox=none", "--repoexec-fresh",
+                                  subprocess=True)
+    output = result.stdout.str()
+    assert result.ret == pytest.ExitCode.INTERNAL_ERROR, output[-3000:]
+    assert report is not None and report["samples"] == [], output[-3000:]  # no verdict, not even the wrong one's
+    assert report["engine_errors"] == 2 and len(report["not_run"]) == 2
+    assert all(entry["reason"].startswith("EngineError: this host could not set up the sample (run twice")
+               for entry in report["not_run"]), report["not_run"]
+    assert "EarlyExit" not in output
+    assert "EngineError: 2 samples were not run: this host could not set up their sandbox, cgroup or limits" in output
+    monkeypatch.delenv(cgroups.INJECT_ENV)  # the same run on a host that sets them up: verdicts again, exit 1
+    result, report = run_repoexec(str(mini / "scaled"), f"--repoexec-model=replay:{replay}", "--repoexec-n=2",
+                                  f"--repoexec-executor={executor}", "--repoexec-sandbox=none", "--repoexec-fresh",
+                                  subprocess=True)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED and report["engine_errors"] == 0
+    assert [(s["sample"], s["passed"]) for s in report["samples"]] == [(0, True), (1, False)]

@@ -30,7 +30,7 @@ from ..builder.classes import Klass
 from ..builder.context import Modules, full_context, module_classes
 from ..builder.pipeline import put_in_place
 from ..builder.requirements import TEST_EXTRAS, declared_dependencies, keep_installable, requirement_files
-from ..environment import EnvironmentBuildError, _download_pypi
+from ..environment import EnvironmentBuildError, _download_pypi, extract_tar
 from ..paraphrase.index import Index
 from ..problem import PROBLEM_MANIFEST, PROJECT_MANIFEST, Project, Source
 from ..syntax import definition_text, node_text, parse, walk
@@ -355,7 +355,7 @@ def _unpack(tarball: Path, target: Path) -> str:
         tops = {member.name.split("/")[0] for member in members}
         if len(tops) != 1:
             raise tarfile.TarError(f"expected one top folder, found {len(tops)}")
-        archive.extractall(unpacked, filter="data")
+        extract_tar(archive, unpacked)
     (unpacked / tops.pop()).rename(target)
     unpacked.rmdir()
     stamp = max(member.mtime for member in members)
@@ -408,6 +408,8 @@ def _write_state(project: Path, outcomes: list[TaskImport], settings: dict[str, 
         manifest["resolve_exempt"] = exempt
     if runner := settings.get("runner"):
         manifest["runner"] = runner
+    if pytest_pin := settings.get("pytest"):
+        manifest["pytest"] = pytest_pin
     (project / PROJECT_MANIFEST).write_text(tomli_w.dumps(manifest), encoding="utf-8")
     return derived
 
