@@ -98,6 +98,7 @@ class ResultsCollector(Collector):
         self.revisions: list[Revision] = []
         self.debug_error: str | None = None
         self.verdicts_failed = 0  # failed reports that are a sample's verdict (not an item that could not run)
+        self.timings: Sequence[Any] = ()  # a model generator's calls of its backend (generators.model.Timing)
 
     def owns(self, report: pytest.TestReport) -> bool:
         return transport.is_sample(report)
@@ -149,6 +150,7 @@ class ResultsCollector(Collector):
             lines.append(f"shard {self.shard.shard} (--repoexec-shard): {len({r.problem for r in results})} of the "
                          f"run's {len(self.shard.problems)} problems; `repoexec merge` joins the shards' reports")
         lines += render_table(document)
+        lines += [timing.describe() for timing in self.timings]
         if document["errors"]:
             lines.append("failed samples by error: " + ", ".join(f"{name} {count}"
                                                                  for name, count in document["errors"].items()))
