@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from . import syntax
 from .environment import ProjectEnv
 from .executor import module_file
-from .postprocess import extract_code, is_empty_body
+from .postprocess import answer_shapes, extract_code, is_empty_body
 from .problem import ManifestError, Problem
 from .runtime.repoexec_protocol import ErrorType
 
@@ -27,6 +27,10 @@ class Candidate:
     function: str | None  # the candidate function (or class), dedented; None when none could be made
     error_type: ErrorType | None = None  # why the completion is not a usable function
     error: str | None = None
+
+    def shapes(self, problem: Problem) -> list[str]:
+        """Which of ``postprocess.ANSWER_SHAPES`` the completion has (fences, prose, a cut-off body, ...)."""
+        return answer_shapes(self.completion, self.function, problem.function_name, syntax.KEYWORDS[problem.kind])
 
     @property
     def empty(self) -> bool:

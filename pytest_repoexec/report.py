@@ -156,6 +156,11 @@ class ResultsCollector(Collector):
                                                                  for name, count in document["errors"].items()))
         if document["empty"]:
             lines.append(f"empty completions (a body of only a docstring or pass): {document['empty']} samples")
+        answers = document.get("answers") or {}
+        if any(answers.values()):
+            lines.append("answers: " + ", ".join(f"{shape.replace('_', ' ')} {count}"
+                                                 for shape, count in answers.items() if count)
+                         + f" (of {len(results)} samples; see the report's answers)")
         if any(not r.tr_measured for r in results):
             lines.append("TR: not measured (--repoexec-fail-fast stopped failing samples at their first failing test)")
         store = document["store"]
