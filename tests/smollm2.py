@@ -76,11 +76,18 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
+INSTALL = "CMAKE_ARGS=-DGGML_NATIVE=OFF pip install 'llama-cpp-python[server]==0.3.36'"
+
+
 class LlamaServer:
     """``python -m llama_cpp.server`` over ``model`` on loopback; its output goes to ``log``."""
 
     def __init__(self, model: Path, log: Path, context: int = 8192, threads: int | None = None,
                  python: str = sys.executable) -> None:
+        missing = subprocess.run([python, "-c", "import llama_cpp.server, uvicorn"], capture_output=True, text=True)
+        if missing.returncode != 0:
+            raise RuntimeError(f"llama.cpp's server is not installed for {python} ({missing.stderr.strip()[-200:]}): "
+                               f"{INSTALL}")
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}/v1"
         self.log = log
@@ -88,8 +95,11 @@ class LlamaServer:
                    "--host", "127.0.0.1", "--port", str(self.port), "--n_ctx", str(context),
                    "--n_threads", str(threads or os.cpu_count() or 1)]
         self._output = log.open("wb")
+        # OpenMP's threads sleep when idle rather than spin: beside other processes (the tests' other worker), a
+        # spinning thread holds a core another needs, and a 2-core machine then makes a few tokens a second
+        environment = {**os.environ, "OMP_WAIT_POLICY": "passive"}
         self.process = subprocess.Popen(command, stdout=self._output, stderr=subprocess.STDOUT,
-                                        stdin=subprocess.DEVNULL)
+                                        stdin=subprocess.DEVNULL, env=environment)
         self.began = time.monotonic()
         self._wait(120.0)
         self.ready_after = time.monotonic() - self.began
