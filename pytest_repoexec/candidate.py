@@ -43,11 +43,16 @@ class Candidate:
 def make_candidate(problem: Problem, completion: str) -> Candidate:
     """The entry point's definition in the completion's code, or the signature completed by it as a body."""
     code = extract_code(completion)
-    function = syntax.find_function(code, problem.function_name, problem.kind)
+    header = re.compile(rf"\s*{syntax.KEYWORDS[problem.kind]}\s+{problem.function_name}\b")
+    first = next((line for line in code.splitlines() if line.strip()), "")
+    # a continuation of the body: a definition of the same name further on is the model's nested helper (seen:
+    # SmolLM2 writing `def is_palindrome(c):` inside is_palindrome's body), not the function
+    body = first[:1].isspace() and not header.match(first) and not first.lstrip().startswith("@")
+    function = None if body else syntax.find_function(code, problem.function_name, problem.kind)
     if function is None:
         if not code.strip():
             return Candidate(completion, None, ErrorType.EMPTY_COMPLETION, "the completion is empty")
-        if re.search(rf"^\s*{syntax.KEYWORDS[problem.kind]}\s+{problem.function_name}\b", code, re.MULTILINE):
+        if not body and re.search(rf"^\s*{syntax.KEYWORDS[problem.kind]}\s+{problem.function_name}\b", code, re.MULTILINE):
             function = textwrap.dedent(code)  # a definition too broken to parse: show it as it is
         else:
             function = _complete_signature(problem.signature, code)

@@ -8,6 +8,7 @@ completions give the same candidates whichever generator or saved file they come
 from __future__ import annotations
 
 import ast
+import codeop
 import re
 
 # The original harness's stop sequences: a continuation of the function's body ends at the first
@@ -27,7 +28,8 @@ ANSWER_SHAPES = {
     "fenced": "code in Markdown fences (opened)",
     "prose": "text around the code that is not code (dropped)",
     "echo": "the prompt or the chat template's markup echoed (dropped up to the answer)",
-    "repeated_signature": "a continuation that writes the function's header again (that definition taken)",
+    "repeated_signature": "a continuation that writes the function's header again (first: that definition is "
+                          "taken; further on, nested in the body: the body is kept whole)",
     "cut_short": "code cut off mid-statement, where the token limit ends it (a SyntaxError)",
 }
 
@@ -100,10 +102,13 @@ def _cut_short(function: str) -> bool:
     try:
         ast.parse(function)
     except SyntaxError as exc:
-        last = len(function.rstrip().splitlines())
-        ending = any(words in (exc.msg or "") for words in ("was never closed", "unexpected EOF",
-                                                           "unterminated", "expected an indented block"))
-        return ending or (exc.lineno or 0) >= last
+        if any(words in (exc.msg or "") for words in ("was never closed", "unexpected EOF", "unterminated",
+                                                      "expected an indented block")):
+            return True
+        try:  # what the interactive prompt would answer with "...": the start of something valid
+            return codeop.compile_command(function.rstrip("\n"), symbol="exec") is None
+        except (SyntaxError, ValueError, OverflowError):
+            return False
     except ValueError:
         return False
     return False
