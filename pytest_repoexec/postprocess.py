@@ -102,9 +102,10 @@ def _cut_short(function: str) -> bool:
     try:
         ast.parse(function)
     except SyntaxError as exc:
-        if any(words in (exc.msg or "") for words in ("was never closed", "unexpected EOF", "unterminated",
-                                                      "expected an indented block")):
+        if any(words in (exc.msg or "") for words in ("was never closed", "unexpected EOF", "unterminated")):
             return True
+        if "expected an indented block" in (exc.msg or ""):  # at the end; not a body that was never indented
+            return (exc.lineno or 0) >= len(function.rstrip().splitlines())
         try:  # what the interactive prompt would answer with "...": the start of something valid
             return codeop.compile_command(function.rstrip("\n"), symbol="exec") is None
         except (SyntaxError, ValueError, OverflowError):

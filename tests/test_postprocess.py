@@ -143,3 +143,10 @@ def test_a_body_cut_at_the_token_limit_is_a_syntax_error_counted_as_cut_short(sc
     assert candidate.shapes(scaled) == ["cut_short"]
     wrong = make_candidate(scaled, "\n    return clamp(value * SCALE 0, 100)\n")  # a mistake, not an ending
     assert wrong.error_type == "SyntaxError" and "cut_short" not in wrong.shapes(scaled)
+
+
+def test_a_block_never_indented_is_a_mistake_not_a_cut(scaled):
+    """Seen: a continuation that opens a method and writes its body at the method's own indentation."""
+    candidate = make_candidate(scaled, "\n\n    def helper(self):\n    if value:\n        return 1\n    return 0\n")
+    assert candidate.error_type == "SyntaxError" and "cut_short" not in candidate.shapes(scaled)
+    assert "cut_short" in make_candidate(scaled, "\n    if value < 0:\n").shapes(scaled)
