@@ -30,7 +30,11 @@ class Candidate:
 
     def shapes(self, problem: Problem) -> list[str]:
         """Which of ``postprocess.ANSWER_SHAPES`` the completion has (fences, prose, a cut-off body, ...)."""
-        return answer_shapes(self.completion, self.function, problem.function_name, syntax.KEYWORDS[problem.kind])
+        shapes = answer_shapes(self.completion, self.function, problem.function_name, syntax.KEYWORDS[problem.kind])
+        first = (problem.description or "").strip().partition("\n")[0].strip()
+        if "echo" not in shapes and len(first) >= 20 and first in self.completion:  # the prompt's docstring again
+            shapes.insert(shapes.index("cut_short") if "cut_short" in shapes else len(shapes), "echo")
+        return shapes
 
     @property
     def empty(self) -> bool:

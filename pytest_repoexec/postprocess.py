@@ -27,7 +27,7 @@ _FENCE = re.compile(r"^[ \t]*```", re.MULTILINE)
 ANSWER_SHAPES = {
     "fenced": "code in Markdown fences (opened)",
     "prose": "text around the code that is not code (dropped)",
-    "echo": "the prompt or the chat template's markup echoed (dropped up to the answer)",
+    "echo": "the prompt echoed: the chat template's markup (dropped up to the answer) or the docstring written again",
     "repeated_signature": "a continuation that writes the function's header again (first: that definition is "
                           "taken; further on, nested in the body: the body is kept whole)",
     "cut_short": "code cut off mid-statement, where the token limit ends it (a SyntaxError)",

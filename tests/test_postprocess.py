@@ -150,3 +150,17 @@ def test_a_block_never_indented_is_a_mistake_not_a_cut(scaled):
     candidate = make_candidate(scaled, "\n\n    def helper(self):\n    if value:\n        return 1\n    return 0\n")
     assert candidate.error_type == "SyntaxError" and "cut_short" not in candidate.shapes(scaled)
     assert "cut_short" in make_candidate(scaled, "\n    if value < 0:\n").shapes(scaled)
+
+
+def test_an_answer_that_writes_the_prompts_docstring_again_is_an_echo(tmp_path):
+    """Seen with instruct1 on the chat endpoint: the header and the whole docstring again, then (at a low token
+    limit) nothing else: the docstring is never closed."""
+    from pytest_repoexec.problem import load_problem
+
+    from conftest import SHIPPED
+
+    problem = load_problem(SHIPPED / "textkit/slugify/problem.toml")
+    first = problem.description.strip().splitlines()[0]
+    candidate = make_candidate(problem, f'def slugify(text, separator="-", max_length=None):\n    """{first}\n\n    Accented')
+    assert candidate.error_type == "SyntaxError"
+    assert candidate.shapes(problem) == ["echo", "cut_short"]
