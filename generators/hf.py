@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -27,12 +28,22 @@ def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginMa
                                           help="prompts per generate call of hf: (default 8)")
 
 
+def pretrained(model: str) -> tuple[str, dict[str, str]]:
+    """What ``from_pretrained`` takes for ``model``: a folder or a hub id as it is; for a GGUF file, its folder
+    and ``gguf_file`` (transformers dequantizes the weights to the dtype asked, float32 by default)."""
+    if model.endswith(".gguf") and Path(model).is_file():
+        path = Path(model)
+        return str(path.parent), {"gguf_file": path.name}
+    return model, {}
+
+
 def load_tokenizer(model: str) -> Any:
     """The model's tokenizer, set up for batches of prompts: left padding, and a pad token."""
     from transformers import AutoTokenizer
 
+    where, options = pretrained(model)
     try:
-        tokenizer = AutoTokenizer.from_pretrained(model)
+        tokenizer = AutoTokenizer.from_pretrained(where, **options)
     except (OSError, ValueError) as exc:
         raise GenerationError(f"cannot load the tokenizer of {model}: {exc}") from None
     tokenizer.padding_side = "left"
@@ -58,9 +69,11 @@ class TransformersBackend:
         import torch
         from transformers import AutoModelForCausalLM
 
+        where, options = pretrained(self.model_name)
+        dtype = "float32" if options and self.dtype == "auto" else self.dtype  # GGUF: no dtype of its own to keep
         try:
-            model = AutoModelForCausalLM.from_pretrained(self.model_name, dtype=self.dtype)
-        except (OSError, ValueError) as exc:
+            model = AutoModelForCausalLM.from_pretrained(where, dtype=dtype, **options)
+        except (OSError, ValueError, ImportError) as exc:  # ImportError: a GGUF file without the gguf package
             raise GenerationError(f"cannot load {self.model_name}: {exc}") from None
         return model.to("cuda" if torch.cuda.is_available() else "cpu").eval()
 
@@ -104,7 +117,7 @@ class TransformersBackend:
 
 def transformers_backend(model: str, dtype: str, batch_size: int) -> TransformersBackend:
     """The backend of ``hf:MODEL`` (a session's and ``repoexec build``'s); the model loads on first use."""
-    require("torch", "transformers", extra="hf")
+    require("torch", "transformers", *(["gguf", "accelerate"] if model.endswith(".gguf") else []), extra="hf")
     return TransformersBackend(model, dtype, batch_size)
 
 
@@ -118,4 +131,4 @@ def _make(argument: str | None, config: pytest.Config) -> ModelGenerator:
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_repoexec_add_generators(registry: GeneratorRegistry) -> None:
-    registry.add("hf", _make, "a transformers model: hf:ORG/NAME, hf:FOLDER or hf:ALIAS (CPU or GPU)")
+    registry.add("hf", _make, "a transformers model: hf:ORG/NAME, hf:FOLDER, hf:FILE.gguf or hf:ALIAS (CPU or GPU)")

@@ -117,6 +117,29 @@ class Backend(Protocol):
         """``n`` completions of each rendered prompt, as (index in ``rendered``, completions) when ready."""
 
 
+@dataclass(frozen=True)
+class Timing:
+    """One call of the backend: its prompts, those it answered (the rest came from the cache), how long it took
+    and the tokens the model wrote, where the backend counts them."""
+
+    what: str  # "generation", "debugging answers"
+    prompts: int
+    answered: int
+    seconds: float
+    tokens: int | None
+
+    def describe(self) -> str:
+        """``generation: 24 prompts, 24 answered by the model in 2m10s, 35 tokens/s``"""
+        cached = self.prompts - self.answered
+        text = f"{self.what}: {self.prompts} prompts"
+        if not self.answered:
+            return text + ", every answer from the cache"
+        text += f", {self.answered} answered by the model in {progress.duration(self.seconds)}"
+        if self.tokens is not None:
+            text += f", {self.tokens} tokens at {self.tokens / max(self.seconds, 1e-6):.1f} tokens/s"
+        return text + (f" ({cached} from the cache)" if cached else "")
+
+
 class ModelGenerator:
     """Prompts for every problem, completions from the cache, the missing ones from the backend."""
 
@@ -124,6 +147,7 @@ class ModelGenerator:
         self.backend = backend
         self.settings = settings
         self.cache = CompletionCache(settings.cache)
+        self.timings: list[Timing] = []  # each call of the backend, for the summary
 
     def count(self, problem: Problem, limit: int | None) -> int:
         return DEFAULT_SAMPLES if limit is None else limit
@@ -160,15 +184,21 @@ class ModelGenerator:
             if len(texts) < n:
                 missing[n - len(texts)].append(key)
         asked = sum(map(len, missing.values()))
-        with progress.bar(asked, what, "request", self.settings.progress and asked > 0) as shown:
-            began, tokens = time.monotonic(), self.backend.tokens
-            for count, group in missing.items():
-                for index, texts in self.backend.complete([requests[key] for key in group], count, sampling):
-                    stored[group[index]] = self.cache.add(group[index], texts)
-                    if tokens is not None and self.backend.tokens is not None:
-                        rate = (self.backend.tokens - tokens) / max(time.monotonic() - began, 1e-6)
-                        shown.set_postfix_str(f"{rate:.0f} tokens/s", refresh=False)
-                    shown.update()
+        began, tokens = time.monotonic(), self.backend.tokens
+        answered = 0
+        try:
+            with progress.bar(asked, what, "request", self.settings.progress and asked > 0) as shown:
+                for count, group in missing.items():
+                    for index, texts in self.backend.complete([requests[key] for key in group], count, sampling):
+                        stored[group[index]] = self.cache.add(group[index], texts)
+                        answered += 1
+                        if tokens is not None and self.backend.tokens is not None:
+                            rate = (self.backend.tokens - tokens) / max(time.monotonic() - began, 1e-6)
+                            shown.set_postfix_str(f"{rate:.0f} tokens/s", refresh=False)
+                        shown.update()
+        finally:
+            written = None if tokens is None or self.backend.tokens is None else self.backend.tokens - tokens
+            self.timings.append(Timing(what, len(requests), answered, time.monotonic() - began, written))
         short = [name for name, key in keys.items() if len(stored[key]) < n]
         if short:
             raise GenerationError(f"the model gave fewer than {n} completions for {', '.join(short)}")
@@ -235,13 +265,17 @@ def aliased(argument: str | None, config: pytest.Config) -> str:
 
 
 def local_model(argument: str | None, config: pytest.Config) -> str:
-    """The model a local backend loads: an alias's, a folder, or a Hugging Face id (``org/name``)."""
+    """The model a local backend loads: an alias's, a folder, a GGUF file, or a Hugging Face id (``org/name``)."""
     model = aliased(argument, config)
     if Path(model).expanduser().is_dir():
+        return str(Path(model).expanduser().resolve())
+    if model.endswith(".gguf"):
+        if not Path(model).expanduser().is_file():
+            raise GenerationError(f"{model}: no such GGUF file")
         return str(Path(model).expanduser().resolve())
     if re.fullmatch(r"[\w.-]+/[\w.-]+", model) and not model.startswith("."):
         return model
     raise GenerationError(
-        f"{model!r} is neither a model folder, a Hugging Face id (org/name) nor an alias; aliases:"
+        f"{model!r} is neither a model folder, a GGUF file, a Hugging Face id (org/name) nor an alias; aliases:"
         f"{describe_aliases(config)}"
     )

@@ -72,7 +72,20 @@ class OpenAIBackend:
             raise GenerationError(f"a request to {self.client.base_url} failed: {_describe(failure)}")
 
     def _request(self, request: Any, n: int, sampling: Sampling) -> tuple[list[str], int | None]:
-        """The request's completions, and the tokens written for them where the server says."""
+        """The request's ``n`` completions, and the tokens written for them where the server says. A server that
+        gives fewer choices than ``n`` asks (llama.cpp's Python server ignores ``n``: one each) is asked again
+        for the rest."""
+        texts: list[str] = []
+        tokens: int | None = 0
+        while len(texts) < n:
+            more, written = self._ask(request, n - len(texts), sampling)
+            if not more:
+                raise GenerationError(f"{self.client.base_url} answered a request with no completion")
+            texts += more[: n - len(texts)]
+            tokens = None if tokens is None or written is None else tokens + written
+        return texts, tokens
+
+    def _ask(self, request: Any, n: int, sampling: Sampling) -> tuple[list[str], int | None]:
         options: dict[str, Any] = {
             "model": self.model, "n": n, "temperature": sampling.temperature, "top_p": sampling.top_p,
             "max_tokens": sampling.max_tokens,

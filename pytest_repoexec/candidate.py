@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from . import syntax
 from .environment import ProjectEnv
 from .executor import module_file
-from .postprocess import extract_code, is_empty_body
+from .postprocess import answer_shapes, extract_code, is_empty_body
 from .problem import ManifestError, Problem
 from .runtime.repoexec_protocol import ErrorType
 
@@ -27,6 +27,14 @@ class Candidate:
     function: str | None  # the candidate function (or class), dedented; None when none could be made
     error_type: ErrorType | None = None  # why the completion is not a usable function
     error: str | None = None
+
+    def shapes(self, problem: Problem) -> list[str]:
+        """Which of ``postprocess.ANSWER_SHAPES`` the completion has (fences, prose, a cut-off body, ...)."""
+        shapes = answer_shapes(self.completion, self.function, problem.function_name, syntax.KEYWORDS[problem.kind])
+        first = (problem.description or "").strip().partition("\n")[0].strip()
+        if "echo" not in shapes and len(first) >= 20 and first in self.completion:  # the prompt's docstring again
+            shapes.insert(shapes.index("cut_short") if "cut_short" in shapes else len(shapes), "echo")
+        return shapes
 
     @property
     def empty(self) -> bool:
@@ -39,11 +47,16 @@ class Candidate:
 def make_candidate(problem: Problem, completion: str) -> Candidate:
     """The entry point's definition in the completion's code, or the signature completed by it as a body."""
     code = extract_code(completion)
-    function = syntax.find_function(code, problem.function_name, problem.kind)
+    header = re.compile(rf"\s*{syntax.KEYWORDS[problem.kind]}\s+{problem.function_name}\b")
+    first = next((line for line in code.splitlines() if line.strip()), "")
+    # a continuation of the body: a definition of the same name further on is the model's nested helper (seen:
+    # SmolLM2 writing `def is_palindrome(c):` inside is_palindrome's body), not the function
+    body = first[:1].isspace() and not header.match(first) and not first.lstrip().startswith("@")
+    function = None if body else syntax.find_function(code, problem.function_name, problem.kind)
     if function is None:
         if not code.strip():
             return Candidate(completion, None, ErrorType.EMPTY_COMPLETION, "the completion is empty")
-        if re.search(rf"^\s*{syntax.KEYWORDS[problem.kind]}\s+{problem.function_name}\b", code, re.MULTILINE):
+        if not body and re.search(rf"^\s*{syntax.KEYWORDS[problem.kind]}\s+{problem.function_name}\b", code, re.MULTILINE):
             function = textwrap.dedent(code)  # a definition too broken to parse: show it as it is
         else:
             function = _complete_signature(problem.signature, code)

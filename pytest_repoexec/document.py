@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from . import __version__
 from .cgroups import ENGINE_ERROR, find_mechanism
 from .metrics import KS, error_counts, summarise
+from .postprocess import ANSWER_SHAPES
 from .results import SampleResult
 from .store import engine_digest
 
@@ -28,8 +29,8 @@ if TYPE_CHECKING:
 REPORT_FORMAT = 2  # the layout of the JSON report that this engine writes and reads; raise it when the layout changes
 _REQUIRED = ("model", "settings", "samples")
 ENGINE_KEYS = ("sandbox", "format", "engine", "settings", "executor", "model", "metrics", "projects", "errors", "empty",
-               "store", "judge", "decoy", "samples", "known_failures", "not_run", "engine_errors", "debugging",
-               "shard")  # a scoring report's own keys
+               "answers", "store", "judge", "decoy", "samples", "known_failures", "not_run", "engine_errors",
+               "debugging", "shard")  # a scoring report's own keys
 
 
 class ReportError(ValueError):
@@ -82,6 +83,7 @@ def scoring_document(
         },
         "errors": error_counts(results),
         "empty": sum(r.empty for r in results),
+        "answers": answer_counts(results),
         "store": store_counts([*results, *known]),
         "judge": judge_counts(results),
         "decoy": decoy_counts(results),
@@ -108,6 +110,12 @@ def debugging_section(rounds: Sequence[Round], revisions: Sequence[Revision], er
                       for revision in revisions],
         "error": error,
     }
+
+
+def answer_counts(results: Iterable[SampleResult]) -> dict[str, int]:
+    """How many samples' completions have each of the shapes a model's answer takes (``ANSWER_SHAPES``)."""
+    results = list(results)
+    return {shape: sum(shape in r.shapes for r in results) for shape in ANSWER_SHAPES}
 
 
 def store_counts(results: Iterable[SampleResult]) -> dict[str, int]:

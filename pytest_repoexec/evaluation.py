@@ -79,8 +79,9 @@ def _read_back(problem: Problem, sample: int, completion: str, candidate: Candid
     """A stored verdict as this sample's: the sample that was run is the one it copies (unless that is itself)."""
     result = SampleResult.from_dict(stored)
     copied = result.sample if result.sample not in (sample, REFERENCE) else result.copied_from
-    return Evaluation(dataclasses.replace(result, sample=sample, copied_from=copied, store="read"), problem,
-                      completion, None, durations, candidate)
+    candidate = candidate or make_candidate(problem, completion)  # the shapes are this completion's, not the stored
+    result = dataclasses.replace(result, sample=sample, copied_from=copied, store="read", shapes=candidate.shapes(problem))
+    return Evaluation(result, problem, completion, None, durations, candidate)
 
 
 def _run(problem: Problem, sample: int, candidate: Candidate, module: str, original: str, env: ProjectEnv,
@@ -125,6 +126,7 @@ def _judged(problem: Problem, sample: int, candidate: Candidate, run: SampleRun 
         duration=run.duration if run else 0.0,
         known_failure=problem.known_failure,
         empty=candidate.empty,
+        shapes=candidate.shapes(problem),
         failed_test=failed_test,
         error_log=error_log,
         tr_measured=not (fail_fast and error_type is not None),

@@ -99,6 +99,7 @@ class ResultsCollector(Collector):
         self.revisions: list[Revision] = []
         self.debug_error: str | None = None
         self.verdicts_failed = 0  # failed reports that are a sample's verdict (not an item that could not run)
+        self.timings: Sequence[Any] = ()  # a model generator's calls of its backend (generators.model.Timing)
 
     def owns(self, report: pytest.TestReport) -> bool:
         return transport.is_sample(report)
@@ -152,11 +153,17 @@ class ResultsCollector(Collector):
             lines.append(f"shard {self.shard.shard} (--repoexec-shard): {len({r.problem for r in results})} of the "
                          f"run's {len(self.shard.problems)} problems; `repoexec merge` joins the shards' reports")
         lines += render_table(document)
+        lines += [timing.describe() for timing in self.timings]
         if document["errors"]:
             lines.append("failed samples by error: " + ", ".join(f"{name} {count}"
                                                                  for name, count in document["errors"].items()))
         if document["empty"]:
             lines.append(f"empty completions (a body of only a docstring or pass): {document['empty']} samples")
+        answers = document.get("answers") or {}
+        if any(answers.values()):
+            lines.append("answers: " + ", ".join(f"{shape.replace('_', ' ')} {count}"
+                                                 for shape, count in answers.items() if count)
+                         + f" (of {len(results)} samples; see the report's answers)")
         if any(not r.tr_measured for r in results):
             lines.append("TR: not measured (--repoexec-fail-fast stopped failing samples at their first failing test)")
         store = document["store"]

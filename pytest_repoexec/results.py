@@ -34,6 +34,7 @@ class SampleResult:
     #   (evaluated, where the store held an entry that could not be read); None when nothing was run
     phases: dict[str, float] = field(default_factory=dict)  # seconds the run spent in each phase (executor.SampleRun)
     diff: str | None = None  # the candidate against the reference, as a unified diff; None without a candidate
+    shapes: list[str] = field(default_factory=list)  # the completion's shapes (postprocess.ANSWER_SHAPES)
     decoy: str | None = None  # a passing sample's decoy check (``decoy``): "held", "caught" (then it is
     #   Tampered), or "unavailable: why"; None where no check ran (not passed, or not a scoring run)
     judge: str | None = None  # "apart": its tests ran in a process that never ran its code; else "in-process: why"

@@ -85,6 +85,9 @@ class ScoringSession:
             return
         config = self.config
         self.generator = GeneratorRegistry.from_hooks(config).create(self.settings.model, config)
+        collector = config.pluginmanager.get_plugin("repoexec-results")
+        if collector is not None and hasattr(self.generator, "timings"):
+            collector.timings = self.generator.timings  # how long the model took, for the summary
         if self.settings.debug_rounds:
             if not hasattr(self.generator, "revise"):
                 raise pytest.UsageError(

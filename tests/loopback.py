@@ -15,14 +15,15 @@ class LoopbackServer:
     ``answer(body)`` writes each choice's text, or for a chat request the assistant's message as a dict
     (``content``, ``tool_calls``). ``failures`` is a queue of what the next requests get instead: an HTTP status
     (an error body, with a 1 ms Retry-After) or a delay in seconds before answering. ``refuse_tools``: a request
-    that offers ``tools`` gets 400, as from a server without function calling. Only the key ``test-key`` is
-    accepted.
+    that offers ``tools`` gets 400, as from a server without function calling. ``one_choice``: one choice
+    whatever ``n`` asks. Only the key ``test-key`` is accepted. Usage: one token per choice.
     """
 
     def __init__(self, answer: Callable[[dict], str | dict]) -> None:
         self.answer = answer
         self.failures: list[int | float] = []
         self.refuse_tools = False
+        self.one_choice = False  # answer one choice whatever ``n`` asks, as llama.cpp's Python server does
         self.requests: list[tuple[str, dict]] = []
         self.in_flight = self.most_in_flight = 0
         self.lock = threading.Lock()
@@ -71,8 +72,8 @@ class LoopbackServer:
                         loopback.in_flight -= 1
 
             def _completion(self, body: dict) -> dict:
-                texts = [loopback.answer(body) for _ in range(body.get("n", 1))]
-                usage = {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}
+                texts = [loopback.answer(body) for _ in range(1 if loopback.one_choice else body.get("n", 1))]
+                usage = {"prompt_tokens": 1, "completion_tokens": len(texts), "total_tokens": 1 + len(texts)}
                 if self.path == "/v1/completions":
                     choices = [{"index": i, "text": t, "finish_reason": "stop", "logprobs": None}
                                for i, t in enumerate(texts)]

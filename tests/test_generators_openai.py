@@ -67,6 +67,15 @@ def test_cached_completions_are_not_paid_twice_and_more_samples_ask_only_for_the
     assert len(server.posts()) == 5 and other_prompt  # a different prompt is a different key
 
 
+def test_a_server_that_ignores_n_is_asked_again_for_the_rest(server, tmp_path, problems):
+    server.one_choice = True
+    made = generator(server, tmp_path, concurrency=1)
+    completions = made.generate(problems[:2], 3)
+    assert all(len(texts) == 3 for texts in completions.values())
+    assert [body["n"] for body in server.posts()] == [3, 2, 1, 3, 2, 1]
+    assert made.backend.tokens == 6  # each answer's usage counted
+
+
 def test_completions_endpoint_continues_the_base_prompt_until_a_stop_sequence(server, tmp_path, problems):
     generator(server, tmp_path, api="completions", level="medium").generate(problems[:1], None)
     (body,) = server.posts()

@@ -79,3 +79,54 @@ def test_no_bar_when_quiet_or_not_on_a_terminal(mini, tmp_path, server, terminal
     assert "2 failed" in shown  # the run ran: its two samples failed before the rounds
     assert "repoexec: debugging round 1: 2 failing samples go back to the model" in shown or "-q" in options
     assert not re.search(r"\d+%\|", shown)  # no bar of any kind
+
+
+def test_a_log_gets_progress_lines_and_the_summary_the_generation_rate(mini, tmp_path, server):
+    """stderr in a file (CI, Slurm, nohup): a line per step at least at its end, and lines while it lasts."""
+    log = tmp_path / "stderr.log"
+    command = [sys.executable, "-m", "pytest", str(mini), "-p", "no:cacheprovider", f"--repoexec-cache={tmp_path / 'c'}",
+               "--repoexec-model=openai:test-model", f"--repoexec-base-url={server.url}", "--repoexec-api=completions",
+               "--repoexec-concurrency=1", "--repoexec-n=1", "--repoexec-debug-rounds=1"]
+    environment = {**os.environ, "OPENAI_API_KEY": "test-key", "REPOEXEC_PROGRESS_SECONDS": "0.1"}
+    with log.open("w") as stderr:
+        done = subprocess.run(command, stdout=subprocess.PIPE, stderr=stderr, text=True, env=environment, cwd=mini,
+                              timeout=300)
+    lines = log.read_text().splitlines()
+    assert "2 failed" in done.stdout, done.stdout[-2000:]
+    assert not any(re.search(r"\d+%\|", line) for line in lines)  # no bar
+    assert re.search(r"^repoexec: environments: 1/1 project in \d+s, done$", "\n".join(lines), re.MULTILINE)
+    generation = [line for line in lines if line.startswith("repoexec: generation: ")]
+    assert generation[-1].startswith("repoexec: generation: 2/2 requests, ") and generation[-1].endswith(", done")
+    assert any(re.fullmatch(r"repoexec: generation: [01]/2 requests(, \d+ tokens/s)? \(\d+s\)", line)
+               for line in generation), generation  # while it lasted (each answer takes 0.3 s, a line is due at 0.1 s)
+    assert any(line.startswith("repoexec: debugging round 1: 2/2 samples in ") for line in lines), lines
+    summary = re.search(r"^generation: 2 prompts, 2 answered by the model in \d+s, 2 tokens at [\d.]+ tokens/s$",
+                        done.stdout, re.MULTILINE)
+    assert summary, done.stdout[-2000:]
+    assert re.search(r"^debugging answers: 2 prompts, 2 answered by the model", done.stdout, re.MULTILINE)
+
+
+def test_lines_come_at_most_once_per_interval_and_once_at_the_end():
+    import io
+    import time
+
+    from pytest_repoexec.progress import Lines
+
+    stream = io.StringIO()
+    with Lines(3, "environments", "project", 0.2, stream) as shown:
+        shown.set_postfix_str("ledger, textkit")
+        time.sleep(0.5)  # nothing advances: the timer still tells
+        shown.update(3)
+    lines = stream.getvalue().splitlines()
+    assert 2 <= len(lines) <= 4, lines  # 0.5 s at one line per 0.2 s, then the last
+    assert lines[0] == "repoexec: environments: 0/3 projects, ledger, textkit (0s)"
+    assert re.fullmatch(r"repoexec: environments: 3/3 projects, ledger, textkit in [01]s, done", lines[-1])
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "soon"])
+def test_a_bad_interval_names_the_variable(monkeypatch, value):
+    from pytest_repoexec.progress import interval
+
+    monkeypatch.setenv("REPOEXEC_PROGRESS_SECONDS", value)
+    with pytest.raises(pytest.UsageError, match="REPOEXEC_PROGRESS_SECONDS"):
+        interval()
