@@ -224,9 +224,5 @@ def dumps(value, persistent_id=None):
 def socket_from(fd):
     return socket.socket(socket.AF_UNIX, socket.SOCK_STREAM, fileno=fd)
 
-
-# what a handle's object is asked: call it, iterate it, enter and leave it, read an attribute
-OPS = ("call", "getattr", "iter", "next", "send", "throw", "close", "enter", "exit", "repr", "len", "bool",
-       "getitem", "contains", "str")
 FUNCTION_TYPES = (types.FunctionType, types.BuiltinFunctionType, types.MethodType, types.BuiltinMethodType,
                   types.GeneratorType, types.CoroutineType, types.AsyncGeneratorType, types.LambdaType)
