@@ -51,7 +51,7 @@ def check_paths(config: pytest.Config, specs: Sequence[Any]) -> None:
             "only absolute and under an --rsyncdir (which xdist deprecates). Put the problems on each host, run "
             "from the folder that holds them without a path (testpaths or the folder itself), give each host's "
             "copy as the gateway's folder (--tx ssh=HOST//chdir=PATH) and select with -k; or pass "
-            f"{path.resolve()} with --rsyncdir={path.resolve()} (see the README, \"The xdist way\")"
+            f"{path.resolve()} with --rsyncdir={path.resolve()} (see docs/tutorials/cluster.md, \"The xdist way\")"
         )
 
 
