@@ -156,13 +156,9 @@ class SubprocessExecutor:
         """The sample judged apart from the candidate where the problem allows (``judge.split_plan`` and the
         reference's check, ``judged_apart``) and the run is a plain one; else in-process, saying why."""
         focal = module_file(env.import_root, problem.module).relative_to(env.source_root)
-        if not (self.judge and not options.coverage and not options.tests_source and options.reruns == 1
-                and options.expected is None):
-            return self._run(env, problem, focal, module_source, options, None, "")
-        stub, why = self.judged_apart(env, problem, focal)
-        if stub is None:
-            return self._run(env, problem, focal, module_source, options, None, why)
-        return self._run(env, problem, focal, module_source, options, stub, "")
+        plain = not options.coverage and not options.tests_source and options.reruns == 1 and options.expected is None
+        stub, why = self.judged_apart(env, problem, focal) if self.judge and plain else (None, "")
+        return self._run(env, problem, focal, module_source, options, stub, why)
 
     def judged_apart(self, env: ProjectEnv, problem: Problem, focal: Path) -> tuple[str | None, str]:
         """(the judge's focal module, "") where the problem can be judged apart, else (None, why not). Its
@@ -215,7 +211,7 @@ class SubprocessExecutor:
                     files[cache_path(test_path)] = pyc
             files[test_path.parent / CONFIG] = b"[pytest]\n"
         tree = sample_tree(env.source_root, files)
-        masks = tuple((path, files[focal] if path.suffix == ".py" else b"") for path in reference_copies(env, focal))
+        masks = masked_references(env, focal, files[focal])
         token = secrets.token_hex(16)
         with tempfile.TemporaryDirectory(prefix="repoexec-sample-") as scratch:
             if stub is None:
@@ -248,14 +244,11 @@ class SubprocessExecutor:
         """The candidate's process: the sample's view with its module in place and nothing of the tests (no test
         module, no expected values), running ``repoexec_serve``."""
         files = {focal: module_source.encode("utf-8")}
-        masks = tuple((path, files[focal] if path.suffix == ".py" else b"") for path in reference_copies(env, focal))
-        launch = self._plan(env, problem, sample_tree(env.source_root, files), scratch, focal, options, masks)
-        base = focal.parent  # where pytest puts the tests' package root on sys.path: the module is imported from it
-        while base != Path() and (env.source_root / base / "__init__.py").is_file():
-            base = base.parent
+        launch = self._plan(env, problem, sample_tree(env.source_root, files), scratch, focal, options,
+                            masked_references(env, focal, files[focal]))
         environment = {name: value for name, value in launch.environment.items() if name != "REPOEXEC_EXPECTED"}
         arguments = (f"--repoexec-limits={launch.limits.rlimits()}", f"--repoexec-module={problem.module}",
-                     f"--repoexec-path={launch.root / base}",
+                     f"--repoexec-path={launch.root / tests_package_root(env, focal)}",
                      *(f"--repoexec-project-root={root}" for root in project_roots(env, launch)))
         return replace(launch, arguments=arguments, environment=environment, program="repoexec_serve",
                        view=replace(launch.view, data=None))
@@ -774,6 +767,21 @@ def candidate_lines(module_source: str, problem: Problem) -> str | None:
     data = module_source.encode("utf-8")
     first, last = (data.count(b"\n", 0, offset) + 1 for offset in (definition.start_byte, definition.end_byte))
     return f"{first}-{last}"
+
+
+def tests_package_root(env: ProjectEnv, focal: Path) -> Path:
+    """The folder pytest's default import mode puts on sys.path for tests beside the focal module (the first one
+    up without an ``__init__.py``), relative to the source root: the focal module is imported from it by name."""
+    base = focal.parent
+    while base != Path() and (env.source_root / base / "__init__.py").is_file():
+        base = base.parent
+    return base
+
+
+def masked_references(env: ProjectEnv, focal: Path, content: bytes) -> tuple[tuple[Path, bytes], ...]:
+    """Every copy of the reference in a sample's reach (``reference_copies``) shown with ``content`` in its place
+    (their bytecode empty)."""
+    return tuple((path, content if path.suffix == ".py" else b"") for path in reference_copies(env, focal))
 
 
 @functools.lru_cache(maxsize=256)

@@ -41,8 +41,8 @@ from typing import Any
 
 from .environment import ProjectEnv
 from .cgroups import OwnNamespace, ProcessCgroup, SampleSetupError
-from .executor import (Launch, ProblemLayoutError, SubprocessExecutor, Pipes, SplitPipes, SplitSample, Watched, held, module_file,
-                       seen_root, watch)
+from .executor import (Launch, ProblemLayoutError, SubprocessExecutor, Pipes, SplitPipes, SplitSample, Watched, held,
+                       module_file, seen_root, tests_package_root, watch)
 from .problem import Problem
 from .runtime import repoexec_warm as zygote
 from .sandbox import (
@@ -230,9 +230,7 @@ def _zygote_request(env: ProjectEnv, problem: Problem, launch: Launch, sample: d
     tests, their configuration), with the copies of the reference shown empty and no expected values."""
     focal = module_file(env.import_root, problem.module).relative_to(env.source_root)
     root = seen_root(env)  # where the tests are named (RepoExec's /input/test-apps/NAME, a link to the tree)
-    base = focal.parent  # where pytest's default import mode puts the tests' package root on sys.path
-    while base != Path() and (env.source_root / base / "__init__.py").is_file():
-        base = base.parent
+    base = tests_package_root(env, focal)
     extra = [folder for folder in launch.environment.get("PYTHONPATH", "").split(os.pathsep) if folder]
     view = dict(sample["view"], files=[], data=None, masks=[[path, ""] for path, _ in sample["view"]["masks"]])
     return {"zygote": True, "view": view, "workdir": sample["workdir"], "environment": launch.environment,
