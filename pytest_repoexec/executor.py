@@ -126,6 +126,7 @@ class Launch:
     test_limit: float  # each test's (pytest-timeout's), the longest a test may run
     root: Path = Path()  # where the tests see the project's root (their rootdir)
     program: str = "pytest"  # the module run as ``python -m PROGRAM``: pytest, or the candidate's process
+    once: bool = False  # run once for its problem (the judge's check of its reference): a zygote would not pay
 
 
 class SubprocessExecutor:
@@ -177,7 +178,7 @@ class SubprocessExecutor:
             stored = json.loads(path.read_text())
             answer = (plan.stub_module if stored["apart"] else None, stored["why"])
         except (OSError, ValueError, KeyError):
-            together = _outcomes(self._run(env, problem, focal, original, RunOptions(), None, ""))
+            together = _outcomes(self._run(env, problem, focal, original, RunOptions(), None, "", once=True))
             apart = _outcomes(self._run(env, problem, focal, original, RunOptions(), plan.stub_module, ""))
             differ = sorted(name for name in together.keys() | apart.keys() if together.get(name) != apart.get(name))
             why = "" if not differ else (
@@ -193,9 +194,10 @@ class SubprocessExecutor:
         return answer
 
     def _run(self, env: ProjectEnv, problem: Problem, focal: Path, module_source: str, options: RunOptions,
-             stub: str | None, in_process: str) -> SampleRun:
+             stub: str | None, in_process: str, once: bool = False) -> SampleRun:
         """One run: in-process (``stub`` None: the tests beside the candidate, ``in_process`` saying why), or
-        split (the tests beside ``stub``, the candidate in a process of its own)."""
+        split (the tests beside ``stub``, the candidate in a process of its own); ``once``: the only one of its
+        kind for the problem."""
         files = {focal: (stub or module_source).encode("utf-8")}
         if problem.tests is not None:  # the problem's own module, beside the focal module, with a config of its own
             test_path = focal.parent / problem.tests.name
@@ -215,8 +217,8 @@ class SubprocessExecutor:
         token = secrets.token_hex(16)
         with tempfile.TemporaryDirectory(prefix="repoexec-sample-") as scratch:
             if stub is None:
-                launch = self._plan(env, problem, tree, Path(scratch), focal, options, masks,
-                                    candidate_lines(module_source, problem))
+                launch = replace(self._plan(env, problem, tree, Path(scratch), focal, options, masks,
+                                            candidate_lines(module_source, problem)), once=once)
                 started = time.monotonic()
                 watched = self._execute(env, problem, launch, token)
             else:

@@ -131,10 +131,12 @@ class WarmExecutor(SubprocessExecutor):
         if None in requests:
             return None
         requests[1]["program"] = candidate.program
-        servers = [self._zygote(process, env, problem, launch, request, role)
-                   for launch, request, role in zip((judge, candidate), requests, ("judge", "candidate"))]
-        if None in servers:
+        # a zygote or the warm process runs one sample at a time: the two may not both be the warm process
+        candidate_server = self._zygote(process, env, problem, candidate, requests[1], "candidate") or process
+        judge_server = self._zygote(process, env, problem, judge, requests[0], "judge")
+        if judge_server is None and candidate_server is process:
             return None
+        servers = [judge_server or process, candidate_server]
         began = time.monotonic()
         refusals = process.allow(judge.limits.processes + candidate.limits.processes)
         pipes = SplitPipes(token)
@@ -157,9 +159,12 @@ class WarmExecutor(SubprocessExecutor):
                 request: dict[str, Any], role: str = "sample") -> _Zygote | None:
         """The problem's zygote, where it has one: inside the sandbox (without it, a sample's paths are its own),
         for a problem with a test module (a suite's conftest files import what they will) that imports some
-        of the project's modules."""
-        if not self.zygotes or not request["confined"] or problem.tests is None:
+        of the project's modules. A judge's zygote holds the judge's whole view and collects its tests once:
+        nothing of the candidate's is in it, so every sample's judge is the same up to its tests' run."""
+        if not self.zygotes or not request["confined"] or problem.tests is None or launch.once:
             return None
+        if role == "judge":
+            return process.zygote(request | {"zygote": True, "collect": True}, self.zygotes)
         made = _zygote_request(env, problem, launch, request) | {"role": role}
         return process.zygote(made, self.zygotes) if made["imports"] else None
 
@@ -385,6 +390,7 @@ class _Zygote(_Server):
     """A problem's zygote in a warm process (``runtime/repoexec_warm.py`` says what it holds)."""
 
     modules: list[str] = []  # the project's modules it imported
+    collected: int | None = None  # a judge's zygote: the tests it collected
 
     def close(self) -> None:
         self.socket.close()  # it ends when its socket does, and the warm process collects it
@@ -478,7 +484,7 @@ class WarmProcess(_Server):
             self.barren[key] = answer.get("error", "")
             return None
         made.start_time = time.monotonic() - started
-        made.modules = answer["ready"]
+        made.modules, made.collected = answer["ready"], answer.get("collected")
         self.zygotes[key] = made
         while len(self.zygotes) > keep:
             self.zygotes.popitem(last=False)[1].close()

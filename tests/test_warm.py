@@ -149,10 +149,13 @@ def test_a_problems_samples_fork_from_a_zygote_that_never_imports_the_reference(
     reference = module_file(env.import_root, problem.module).read_text()
     wrong = reference.replace("return clamp(value * SCALE, 0, 100)", "return value")
     apart = WarmExecutor(test_timeout=5, sample_timeout=60, sandbox=make_sandbox("bwrap"))
-    try:  # judged apart, the judges' and the candidates' zygotes hold the same modules, never the reference
+    try:  # judged apart, the candidates' zygote holds the same modules, never the reference; the judges' zygote
+        # collected the tests once, over the stub (the check of the reference in-process, made once, had none)
         assert [apart.run(env, problem, source).judge for source in (wrong, reference)] == ["apart", "apart"]
         (warm,) = apart.processes.values()
-        assert [made.modules for made in warm.zygotes.values()] == [["mini.util"]] * 3  # with the check's own
+        candidates, judges = warm.zygotes.values()
+        assert candidates.modules == ["mini.util"] and candidates.collected is None
+        assert judges.collected == len(apart.run(env, problem, reference).tests) > 0
     finally:
         apart.close()
     executor = WarmExecutor(test_timeout=5, sample_timeout=60, sandbox=make_sandbox("bwrap"), judge=False)
@@ -167,6 +170,44 @@ def test_a_problems_samples_fork_from_a_zygote_that_never_imports_the_reference(
     assert made.modules == ["mini.util"]  # what the focal module imports; not mini.api, which imports it
     assert not warm.barren
     assert ["warm start" in run.phases for run in runs] == [True, False, False]
+
+
+def verdicts(run):
+    return (sorted((test.name, test.outcome, test.error_type) for test in run.tests),
+            sorted((error.name, error.error_type) for error in run.collect_errors), run.judge)
+
+
+@pytest.mark.parametrize("tests_break", [False, True], ids=["collected", "collection-error"])
+def test_a_judges_session_is_collected_once_and_each_sample_forked_from_it(pytester, repoexec_cache, tests_break):
+    from pytest_repoexec.executor import SubprocessExecutor
+
+    project = write_mini_project(pytester.path)
+    if tests_break:  # collection fails: every sample must still say so, as a fresh judge does
+        tests = project / "scaled" / "test_scaled.py"
+        tests.write_text(tests.read_text() + "\nraise ImportError('the tests break on purpose')\n")
+    problem = ProblemLoader().load(project / "scaled" / "problem.toml")
+    env = Environments(repoexec_cache).get(problem.project)
+    reference = module_file(env.import_root, problem.module).read_text()
+    wrong = reference.replace("return clamp(value * SCALE, 0, 100)", "return value")
+    sources = (wrong, reference, wrong, reference)
+    warm = WarmExecutor(test_timeout=5, sample_timeout=60, sandbox=make_sandbox("bwrap"))
+    try:
+        forked = [warm.run(env, problem, source) for source in sources]
+        (process,) = warm.processes.values()
+        judges = [made for made in process.zygotes.values() if made.collected is not None]
+    finally:
+        warm.close()
+    fresh = [SubprocessExecutor(test_timeout=5, sample_timeout=60, sandbox=make_sandbox("bwrap")).run(
+        env, problem, source) for source in sources]
+    assert [verdicts(run) for run in forked] == [verdicts(run) for run in fresh]
+    assert {run.judge for run in forked} == {"apart"}
+    if tests_break:
+        assert [made.collected for made in judges] == [0]
+        assert all(run.collect_errors and not run.tests for run in forked)
+    else:
+        assert [made.collected for made in judges] == [4]  # one session, collected once, for the four samples
+        assert [sorted({test.outcome for test in run.tests}) for run in forked] == [["failed"], ["passed"]] * 2
+        assert all("failed" in run.output for run in forked[::2])  # pytest's own report reaches the output
 
 
 def test_a_warm_process_that_dies_is_restarted_and_the_sample_retried(two_projects):

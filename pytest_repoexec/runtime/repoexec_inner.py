@@ -9,6 +9,7 @@ engine counts as a crash that keeps the outcomes of the tests that ended before 
 """
 
 import base64
+import dataclasses
 import hashlib
 import json
 import os
@@ -51,8 +52,11 @@ _WATCHED_ENVIRONMENT = ("REPOEXEC_EXPECTED",)
 
 
 def pytest_addoption(parser):
-    parser.addoption("--repoexec-results-fd", type=int, required=True, help="the pipe to stream the records into")
-    parser.addoption("--repoexec-token-fd", type=int, required=True, help="the pipe the run's token is read from")
+    parser.addoption("--repoexec-results-fd", type=int, help="the pipe to stream the records into")
+    parser.addoption("--repoexec-token-fd", type=int, help="the pipe the run's token is read from")
+    parser.addoption("--repoexec-attach", action="store_true",
+                     help="the session is collected once and forked per sample: each sample's pipes (and a judge's "
+                          "socket) come with attach(), which the fork calls before the tests run")
     parser.addoption("--repoexec-limits", default="", help="as=N,nproc=N,fsize=N,cpu=N,nofile=N: this process's limits")
     parser.addoption("--repoexec-focal-module", default="", help="the module the candidate's function is in")
     parser.addoption("--repoexec-candidate-lines", default="",
@@ -132,21 +136,32 @@ def _equal(left, right):
 
 class _Writer:
     """The one place records leave the process: a pipe, each line written at once, so a crash keeps it. Only
-    this process writes: a copy of it that a candidate forked (and that goes on running the session) does not."""
+    this process writes: a copy of it that a candidate forked (and that goes on running the session) does not.
+    Until it is opened (a session collected before its sample had pipes), records wait, their token filled in
+    when it comes."""
 
-    def __init__(self, fd, token):
+    def __init__(self):
+        self._handle = self._pid = self.token = None
+        self._waiting = []
+
+    def open(self, fd, token):
         os.set_inheritable(fd, False)
         self._handle = os.fdopen(fd, "w", encoding="utf-8")
         self._pid = os.getpid()
         self.token = token
+        for record in self._waiting:
+            self.write(dataclasses.replace(record, token=token) if hasattr(record, "token") else record)
+        self._waiting = []
 
     def write(self, record):
-        if os.getpid() == self._pid:
+        if self._handle is None:
+            self._waiting.append(record)
+        elif os.getpid() == self._pid:
             self._handle.write(protocol.encode(record))
             self._handle.flush()
 
     def close(self):
-        if os.getpid() == self._pid:
+        if self._handle is not None and os.getpid() == self._pid:
             self._handle.close()
 
 
@@ -472,22 +487,10 @@ def _part_of_runner(module):
 
 def pytest_configure(config):
     global _RECORDER
-    token_fd = config.getoption("--repoexec-token-fd")
-    token = os.read(token_fd, 256).decode("ascii")  # before any candidate code runs, and then gone
-    os.close(token_fd)
-    writer = _Writer(config.getoption("--repoexec-results-fd"), token)
-    writer.write(protocol.Start())
-    cramped = apply_limits(config.getoption("--repoexec-limits"))
-    if cramped:  # said now: the process may not live to say it
-        writer.write(protocol.CollectError(nodeid="repoexec::limits", error_type=ErrorType.MEMORY_LIMIT.value,
-                                           message=cramped, longrepr=cramped))
-    unfiltered = deny_system_calls()
-    if unfiltered:
-        print(f"repoexec: no seccomp filter: {unfiltered}")
     focal = config.getoption("--repoexec-focal-module")
     runner_under_test = _part_of_runner(focal)
-    judge_fd = config.getoption("--repoexec-judge-fd")
-    if judge_fd is not None:  # the candidate runs in a process of its own: nothing here to watch
+    judge = config.getoption("--repoexec-judge-fd") is not None or config.getoption("--repoexec-attach")
+    if judge:  # the candidate runs in a process of its own: nothing here to watch
         _parse_each_source_once()
         focal, runner_under_test = "", True
     elif runner_under_test:  # pytest's own suite, under its own pytest (runner = "project")
@@ -498,7 +501,17 @@ def pytest_configure(config):
         focal = ""
     else:
         _parse_each_source_once()
+    writer = _Writer()
+    writer.write(protocol.Start())
     _RECORDER = _Recorder(writer, config.getoption("--repoexec-reruns"), focal, runner_under_test)
+    if config.getoption("--repoexec-attach"):  # the sample's part comes with attach(), once it is forked
+        config.pluginmanager.register(_RECORDER, "repoexec-recorder")
+        return
+    results, token = config.getoption("--repoexec-results-fd"), config.getoption("--repoexec-token-fd")
+    if results is None or token is None:
+        raise pytest.UsageError("repoexec_inner needs --repoexec-results-fd and --repoexec-token-fd, or "
+                                "--repoexec-attach")
+    _open(config, results, token, config.getoption("--repoexec-judge-fd"))
     if focal:
         lines = config.getoption("--repoexec-candidate-lines")
         first, _, last = lines.partition("-")
@@ -508,8 +521,6 @@ def pytest_configure(config):
         _RECORDER.watch = CandidateWatch(focal, (int(first), int(last)) if lines else None, protected)
         _RECORDER.watch.install()
     config.pluginmanager.register(_RECORDER, "repoexec-recorder")
-    if judge_fd is not None:
-        repoexec_judge.open_channel(judge_fd, config.getoption("--repoexec-project-root"), _RECORDER.stop)
     target = config.getoption("--repoexec-coverage")
     if target:
         import coverage  # only here: a normal sample does not pay for importing it
@@ -517,3 +528,26 @@ def pytest_configure(config):
         _RECORDER.coverage = coverage.Coverage(data_file=None, branch=True, include=[target], config_file=False)
         _RECORDER.coverage.start()
         _RECORDER.coverage_running = True
+
+
+def attach(config, results_fd, token_fd, judge_fd):
+    """A session collected before its sample was forked (``--repoexec-attach``, a judge's zygote) gets the
+    sample's pipes and its channel to the candidate's process, and the sample's limits, before any test runs."""
+    _open(config, results_fd, token_fd, judge_fd)
+
+
+def _open(config, results_fd, token_fd, judge_fd):
+    """The stream, the limits, and a judge's channel: before any candidate code runs, here or across."""
+    token = os.read(token_fd, 256).decode("ascii")  # before any candidate code runs, and then gone
+    os.close(token_fd)
+    _RECORDER.writer.open(results_fd, token)
+    cramped = apply_limits(config.getoption("--repoexec-limits"))
+    if cramped:  # said now: the process may not live to say it
+        _RECORDER.writer.write(protocol.CollectError(nodeid="repoexec::limits",
+                                                     error_type=ErrorType.MEMORY_LIMIT.value,
+                                                     message=cramped, longrepr=cramped))
+    unfiltered = deny_system_calls()
+    if unfiltered:
+        print(f"repoexec: no seccomp filter: {unfiltered}")
+    if judge_fd is not None:
+        repoexec_judge.open_channel(judge_fd, config.getoption("--repoexec-project-root"), _RECORDER.stop)

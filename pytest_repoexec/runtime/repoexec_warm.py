@@ -297,7 +297,8 @@ _PROGRAM = ["pytest"]  # what the test process runs: pytest, or a split sample's
 
 def _test_process(request, fds):
     """C: made ready to run the sample's pytest as ``python -m pytest ARGS`` would in a fresh process (``main``
-    runs it, at the top level, so that the interpreter ends as a fresh one would)."""
+    runs it, at the top level, so that the interpreter ends as a fresh one would); or, forked from a judge's
+    zygote, ready to run the tests of the session collected there (``_collect``)."""
     output, results, token, *channel = fds  # channel: a judge's socket to its candidate's process
     if _REFUSED in sys.meta_path:  # forked from a zygote: the sample's own module is there to import
         sys.meta_path.remove(_REFUSED)
@@ -306,6 +307,9 @@ def _test_process(request, fds):
         if request["user"] is not None:  # the host user that is root of the sample's own user namespace, and HOME
             become_namespace_root(*request["user"])
         drop_capabilities()
+    if _COLLECTED:
+        _ready_to_run(request, output, (results, token, *channel, None)[:3])
+        return
     null = os.open(os.devnull, os.O_RDONLY)
     for fd, target in ((null, 0), (output, 1), (output, 2), (results, RESULTS_FD), (token, TOKEN_FD),
                        *((fd, JUDGE_FD) for fd in channel)):
@@ -333,6 +337,90 @@ def _test_process(request, fds):
                    f"--repoexec-results-fd={RESULTS_FD}", f"--repoexec-token-fd={TOKEN_FD}",
                    *([f"--repoexec-judge-fd={JUDGE_FD}"] if channel else [])]
     gc.enable()
+
+
+# --- a judge's zygote: its session collected once ---------------------------------------------------------
+
+_COLLECTED = {}  # in a judge's zygote: the placeholder its output goes to, and the sample's descriptors
+
+
+def _collect(request, control):
+    """A judge's zygote: the tests' session configured and collected once, then a sample forked for each run of
+    them. The judge holds no code of the candidate's (its focal module has a stub in the candidate's place), so
+    what it collected is the same for every sample. Returns the exit status in a sample's test process; the
+    zygote itself ends in ``_ForkAfterCollection`` when the engine closes its socket."""
+    import pytest
+
+    placeholder = os.memfd_create("repoexec-output")  # stands where a sample's output goes, until there is one
+    for target in (1, 2):
+        os.dup2(placeholder, target)
+    _COLLECTED["placeholder"] = os.fstat(placeholder)[:2]
+    extra = [folder for folder in request["environment"].get("PYTHONPATH", "").split(os.pathsep) if folder]
+    sys.path[:] = [request["workdir"], *extra, *sys.path[1:]]  # as ``python -m pytest`` has it
+    sys.path_importer_cache.clear()
+    importlib.invalidate_caches()
+    pytest.hookimpl(tryfirst=True)(_ForkAfterCollection.pytest_runtestloop)  # before the session's own loops
+    fork = _ForkAfterCollection(control)
+    try:
+        status = pytest.main([*request["arguments"], "--repoexec-attach"], plugins=[fork])
+    except BaseException as exc:
+        status = f"{type(exc).__name__}: {exc}"
+    if not _COLLECTED.get("sample"):  # pytest stopped before the tests: no sample can run from here
+        send(control, {"error": f"the judge's session ended before its tests ({status}){_tail(placeholder)}"})
+        os._exit(1)
+    return status
+
+
+class _ForkAfterCollection:
+    """The judge's zygote stops at the start of the test loop and forks each sample from there."""
+
+    def __init__(self, control):
+        self.control = control
+
+    def pytest_runtestloop(self, session):
+        if threading.active_count() > 1:
+            raise RuntimeError("collecting the tests started a thread")  # a fork keeps only the thread that forks
+        sys.stdout.flush()
+        sys.stderr.flush()
+        gc.collect()
+        gc.freeze()
+        send(self.control, {"ready": [], "collected": len(session.items)})
+        if not _serve(self.control):
+            os._exit(0)
+        import repoexec_inner  # the sample's: its pipes, limits and channel, before any test runs
+
+        repoexec_inner.attach(session.config, *_COLLECTED["sample"])
+
+
+def _ready_to_run(request, output, descriptors):
+    """In a sample forked from a judge's zygote: its output where the zygote's went (pytest's capture kept copies
+    of those descriptors), the session's environment, and its pipes for ``repoexec_inner.attach``."""
+    for name in os.listdir("/proc/self/fd"):
+        fd = int(name)
+        try:
+            if fd != output and os.fstat(fd)[:2] == _COLLECTED["placeholder"]:
+                os.dup2(output, fd)
+        except OSError:
+            pass  # the listing's own descriptor, gone
+    os.close(output)
+    os.chdir(request["workdir"])
+    os.environ.clear()
+    os.environ.update(request["environment"], PWD=request["workdir"])
+    time.tzset()
+    import tempfile
+
+    tempfile.tempdir = None
+    _COLLECTED["sample"] = descriptors
+    gc.enable()
+
+
+def _tail(fd):
+    os.lseek(fd, 0, os.SEEK_SET)
+    told = os.read(fd, 1 << 16).decode("utf-8", "replace").strip()[-_TAIL:]
+    return f": {told}" if told else ""
+
+
+_TAIL = 2000
 
 
 # --- a problem's zygote ----------------------------------------------------------------------------------
@@ -401,6 +489,8 @@ def _zygote(fds, parent):
         os.environ.clear()
         os.environ.update(request["environment"], PWD=request["workdir"])
         time.tzset()
+        if request.get("collect"):
+            return _end(_collect(request, control))
         kept = list(sys.path)
         sys.path[:] = [*request["path"], *sys.path[1:]]  # as pytest will have it when the tests import
         sys.path_importer_cache.clear()
@@ -570,24 +660,28 @@ def main():
     send(control, {"ready": preloaded})
     if not _serve(control):
         return 0
-    import atexit
-
     import pytest
 
     if _PROGRAM[0] == "repoexec_serve":  # a split sample's candidate process: no pytest session
         import repoexec_serve
 
-        status = repoexec_serve.main(sys.argv[1:])
-    else:
-        status = pytest.console_main()  # in a sample's test process, which then ends as Python ends one: it
-    threading._shutdown()  # waits for its threads, runs its exit functions, flushes its output; but the
-    atexit._run_exitfuncs()  # warm process's modules, which it would tear down one by one, are simply let go
+        _end(repoexec_serve.main(sys.argv[1:]))
+    _end(pytest.console_main())
+
+
+def _end(status):
+    """A sample's test process ends as Python ends one: it waits for its threads, runs its exit functions,
+    flushes its output; but the warm process's modules, which it would tear down one by one, are let go."""
+    import atexit
+
+    threading._shutdown()
+    atexit._run_exitfuncs()
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
         except (OSError, ValueError):
             pass
-    os._exit(status)
+    os._exit(status if isinstance(status, int) else 1)
 
 
 if __name__ == "__main__":
