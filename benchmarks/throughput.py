@@ -14,7 +14,8 @@ with the warm executor as it is, the judge apart (all ``--repoexec-fresh``: ever
 nothing read from earlier runs), then ``warm`` again reading the result store, all with ``-n WORKERS`` and the
 default cache (its environments are built by a first, untimed run of one sample per project). It prints
 samples/s of each, their ratios, every sample whose verdict differs, the rerun's time, the share of each phase
-of a sample's run, and the warm processes' peak memory in each run.
+of a sample's run, the warm processes' peak memory in each run, and the CPU seconds of each run with every
+process it started (where a cgroup v1 ``cpuacct`` hierarchy lets us count them: a figure other load does not skew).
 
 Last, a resume: the warm run once more over an empty result store (the default cache's store moved aside
 meanwhile, and put back), killed with SIGKILL once half the verdicts are stored and started again; it prints how
@@ -28,13 +29,14 @@ the warm run's, and each sample whose verdict is not.
 sample, its share of the run, the same share measured inside the checked run alone (the decoy runs' part of the
 summed sample time, which a change of load between the two runs does not skew), its outcome (held, caught,
 could not be checked: the workload holds no cheat, so nothing may be caught) and every sample whose verdict
-differs between the two runs. ``--reports DIR`` keeps the two runs' reports.
+differs between the two runs. ``--reports DIR`` keeps each run's report.
 """
 
 from __future__ import annotations
 
 import argparse
 import collections
+import contextlib
 import json
 import operator
 import os
@@ -104,11 +106,43 @@ EXECUTORS = {
 COMPARE = {">=": operator.ge, "<=": operator.le, "<": operator.lt}
 
 
+class CpuMeter:
+    """The CPU seconds of a run and every process it starts (the sandboxes and warm processes included, which
+    ``getrusage`` misses: they are not all waited for by their parents), from a cgroup v1 ``cpuacct`` group of
+    their own: a figure that other load on the machine does not skew, as it skews wall time. Where the host has
+    no such hierarchy, or it is not ours to write (not root), it measures nothing."""
+
+    ROOT = Path("/sys/fs/cgroup/cpuacct")
+
+    def __init__(self) -> None:
+        self.group = self.ROOT / f"repoexec-throughput-{os.getpid()}"
+        try:
+            self.group.mkdir(exist_ok=True)
+        except OSError:
+            self.group = None
+
+    def enter(self) -> None:
+        """In the child, before it runs the session."""
+        (self.group / "tasks").write_text(str(os.getpid()))
+
+    def used(self) -> float | None:
+        return int((self.group / "cpuacct.usage").read_text()) / 1e9 if self.group else None
+
+    def close(self) -> None:
+        if self.group:
+            with contextlib.suppress(OSError):  # a process of a run still ending: the empty group stays behind
+                self.group.rmdir()
+
+
+CPU = CpuMeter()
+
+
 def session(out: Path, replay: Path, workers: str, report: Path, *options: str) -> float:
     command = [sys.executable, "-m", "pytest", str(out), "-n", workers, "-p", "no:cacheprovider", "-q",
                f"--repoexec-model=replay:{replay}", f"--repoexec-report={report}", *options]
     started = time.perf_counter()
-    done = subprocess.run(command, check=False, capture_output=True, text=True)
+    done = subprocess.run(command, check=False, capture_output=True, text=True,
+                          preexec_fn=CPU.enter if CPU.group else None)
     elapsed = time.perf_counter() - started
     if not report.exists():
         sys.exit(f"{' '.join(command)} wrote no report:\n{(done.stdout + done.stderr)[-3000:]}")
@@ -229,7 +263,7 @@ def main() -> None:
     parser.add_argument("--skip-resume", action="store_true")
     parser.add_argument("--decoy-cost", action="store_true", help="measure the decoy check instead (see above)")
     parser.add_argument("--reports", type=Path, default=None,
-                        help="with --decoy-cost, a folder to keep the two runs' reports in (else they are let go)")
+                        help="a folder to keep each run's report in (else they are let go)")
     args = parser.parse_args()
     chosen = {name.strip() for name in args.executors.split(",") if name.strip()} | {"warm"}
     if chosen - EXECUTORS.keys():
@@ -256,13 +290,17 @@ def main() -> None:
             decoy_cost(out, replay, args.workers, args.reports or Path(scratch))
             return
 
-        reports, times, memory = {}, {}, {}
+        reports, times, memory, cpu = {}, {}, {}, {}
+        if args.reports:
+            args.reports.mkdir(parents=True, exist_ok=True)
         runs = {name: options for name, options in EXECUTORS.items() if name in chosen}
         for name, options in runs.items():
             peak = memory[name] = MemoryPeak()
             peak.start()
-            path = Path(scratch, f"{name.split()[0]}-{len(reports)}.json")
+            path = (args.reports or Path(scratch)) / f"{name}.json"
+            before = CPU.used()
             times[name] = session(out, replay, args.workers, path, "--repoexec-fresh", *options)
+            cpu[name] = CPU.used() - before if before is not None else None
             peak.running = False
             reports[name] = json.loads(path.read_text())
         rerun = session(out, replay, args.workers, Path(scratch, "rerun.json"), "--repoexec-executor=warm")
@@ -278,6 +316,15 @@ def main() -> None:
         for slower in runs:
             if slower != "warm":
                 print(f"warm / {slower}: {times[slower] / times['warm']:.2f}x")
+        if cpu["warm"] is not None:  # what other load on the machine does not skew
+            print("CPU seconds of each run, all its processes: " + ", ".join(
+                f"{name} {cpu[name]:.1f} s ({cpu[name] / len(reports[name]['samples']) * 1000:.0f} ms a sample)"
+                for name in runs))
+            for slower in runs:
+                if slower != "warm":
+                    print(f"CPU: {slower} / warm: {cpu[slower] / cpu['warm']:.2f}x")
+        else:
+            print("CPU seconds: not measured (no cgroup v1 cpuacct hierarchy of ours to write)")
         for name in runs:
             if name == "warm":
                 continue
@@ -320,4 +367,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    finally:
+        CPU.close()

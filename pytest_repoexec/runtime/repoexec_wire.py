@@ -61,8 +61,11 @@ class WireError(Exception):
 
 
 def send(sock, payload):
-    sock.sendall(_LENGTH.pack(len(payload)))
-    sock.sendall(payload)
+    if len(payload) < 1 << 16:  # one write: a small call's round trip is then two system calls
+        sock.sendall(_LENGTH.pack(len(payload)) + payload)
+    else:  # not copied to prefix it
+        sock.sendall(_LENGTH.pack(len(payload)))
+        sock.sendall(payload)
 
 
 def receive(sock):
