@@ -307,14 +307,15 @@ def _test_process(request, fds):
         if request["user"] is not None:  # the host user that is root of the sample's own user namespace, and HOME
             become_namespace_root(*request["user"])
         drop_capabilities()
-    if _COLLECTED:
-        _ready_to_run(request, output, (results, token, *channel, None)[:3])
-        return
-    null = os.open(os.devnull, os.O_RDONLY)
-    for fd, target in ((null, 0), (output, 1), (output, 2), (results, RESULTS_FD), (token, TOKEN_FD),
-                       *((fd, JUDGE_FD) for fd in channel)):
-        os.dup2(fd, target)
-    os.closerange((JUDGE_FD if channel else TOKEN_FD) + 1, 1 << 16)
+    if _COLLECTED:  # the descriptors of the session collected in the zygote stay as they are
+        _output_where_the_zygotes_went(output)
+        _COLLECTED["sample"] = (results, token, *channel, None)[:3]
+    else:
+        null = os.open(os.devnull, os.O_RDONLY)
+        for fd, target in ((null, 0), (output, 1), (output, 2), (results, RESULTS_FD), (token, TOKEN_FD),
+                           *((fd, JUDGE_FD) for fd in channel)):
+            os.dup2(fd, target)
+        os.closerange((JUDGE_FD if channel else TOKEN_FD) + 1, 1 << 16)
     os.chdir(request["workdir"])
     os.environ.clear()
     os.environ.update(request["environment"], PWD=request["workdir"])  # PWD: as bubblewrap's --chdir sets it
@@ -322,21 +323,27 @@ def _test_process(request, fds):
     import tempfile
 
     tempfile.tempdir = None
-    # as a fresh `python -m` sets it: the working directory first, then PYTHONPATH's folders
-    extra = [folder for folder in request["environment"].get("PYTHONPATH", "").split(os.pathsep) if folder]
-    sys.path[:] = [request["workdir"], *extra, *sys.path[1:]]
-    sys.path_importer_cache.clear()
-    importlib.invalidate_caches()
     numpy_random = sys.modules.get("numpy.random")
     if numpy_random is not None:  # as a fresh import seeds it (the random module reseeds itself after fork)
         numpy_random.seed()
+    gc.enable()
+    if _COLLECTED:
+        return
+    _path_of_python_m(request)
     import pytest
 
     _PROGRAM[0] = request.get("program", "pytest")
     sys.argv[:] = [os.path.join(os.path.dirname(pytest.__file__), "__main__.py"), *request["arguments"],
                    f"--repoexec-results-fd={RESULTS_FD}", f"--repoexec-token-fd={TOKEN_FD}",
                    *([f"--repoexec-judge-fd={JUDGE_FD}"] if channel else [])]
-    gc.enable()
+
+
+def _path_of_python_m(request):
+    """sys.path as a fresh ``python -m`` sets it: the working directory first, then PYTHONPATH's folders."""
+    extra = [folder for folder in request["environment"].get("PYTHONPATH", "").split(os.pathsep) if folder]
+    sys.path[:] = [request["workdir"], *extra, *sys.path[1:]]
+    sys.path_importer_cache.clear()
+    importlib.invalidate_caches()
 
 
 # --- a judge's zygote: its session collected once ---------------------------------------------------------
@@ -355,10 +362,7 @@ def _collect(request, control):
     for target in (1, 2):
         os.dup2(placeholder, target)
     _COLLECTED["placeholder"] = os.fstat(placeholder)[:2]
-    extra = [folder for folder in request["environment"].get("PYTHONPATH", "").split(os.pathsep) if folder]
-    sys.path[:] = [request["workdir"], *extra, *sys.path[1:]]  # as ``python -m pytest`` has it
-    sys.path_importer_cache.clear()
-    importlib.invalidate_caches()
+    _path_of_python_m(request)
     pytest.hookimpl(tryfirst=True)(_ForkAfterCollection.pytest_runtestloop)  # before the session's own loops
     fork = _ForkAfterCollection(control)
     try:
@@ -392,9 +396,9 @@ class _ForkAfterCollection:
         repoexec_inner.attach(session.config, *_COLLECTED["sample"])
 
 
-def _ready_to_run(request, output, descriptors):
-    """In a sample forked from a judge's zygote: its output where the zygote's went (pytest's capture kept copies
-    of those descriptors), the session's environment, and its pipes for ``repoexec_inner.attach``."""
+def _output_where_the_zygotes_went(output):
+    """In a sample forked from a judge's zygote: its output where the zygote's placeholder was, on every
+    descriptor (pytest's capture kept copies of stdout and stderr, faulthandler one of stderr)."""
     for name in os.listdir("/proc/self/fd"):
         fd = int(name)
         try:
@@ -403,15 +407,6 @@ def _ready_to_run(request, output, descriptors):
         except OSError:
             pass  # the listing's own descriptor, gone
     os.close(output)
-    os.chdir(request["workdir"])
-    os.environ.clear()
-    os.environ.update(request["environment"], PWD=request["workdir"])
-    time.tzset()
-    import tempfile
-
-    tempfile.tempdir = None
-    _COLLECTED["sample"] = descriptors
-    gc.enable()
 
 
 def _tail(fd):
