@@ -58,6 +58,37 @@ def refuse(kind):
         return unittest.mock.ANY
     raise ValueError("bad kind %s" % kind)
 
+def echo(value):
+    return value
+
+def shape_of(function):
+    import inspect
+    return (function.__name__, function.__code__.co_argcount, list(inspect.signature(function).parameters),
+            sorted(k for k in function.__globals__ if not k.startswith("__")), function(2))
+
+def call_twice(function):
+    return function(1), function(1, 5)
+
+def use_lock(lock):
+    with lock:
+        return "held"
+
+def views(keys, values, memory):
+    return type(keys).__name__, sorted(keys), type(values).__name__, sorted(values), bytes(memory), keys
+
+def library_values():
+    import argparse, grp, socket, urllib.parse, posixpath
+    return (urllib.parse.urlparse("http://a/b?c"), grp.getgrgid(0), socket.AF_INET, argparse.Namespace(a=1),
+            posixpath, posixpath.join)
+
+def library_holding_a_function():
+    import argparse
+    return argparse.Namespace(check=lambda other: True)
+
+def denied_function():
+    import os
+    return os.system
+
 def own_error():
     class Missing(KeyError):
         pass
@@ -184,6 +215,75 @@ def test_a_candidate_stuck_past_its_limit_is_stopped_and_a_dead_one_ends_the_ses
         call(judge, "doubled", [1])
 
 
+def test_a_returned_immutable_argument_keeps_its_identity(channel):
+    judge, _ = channel
+    items = (1, 2, 3)
+    assert call(judge, "echo", items) is items
+
+
+def test_a_lent_function_has_the_test_functions_shape_and_nothing_of_its_globals(channel):
+    judge, _ = channel
+    SECRET = "expected"  # noqa: F841 (what a lent function must not show)
+
+    def helper(a, b=SECRET, *rest, flag=False):
+        """A test's helper."""
+        return a * 10
+
+    name, argcount, parameters, names, value = call(judge, "shape_of", helper)
+    assert (name, argcount, parameters, value) == ("helper", 2, ["a", "b", "rest", "flag"], 20)
+    assert "SECRET" not in names and "helper" not in names  # the made function's globals: its own only
+    seen = []
+    assert call(judge, "call_twice", lambda a, b=7: seen.append((a, b)) or a + b) == (8, 6)
+    assert seen == [(1, 7), (1, 5)]  # the judge's default where the candidate passed none
+
+
+@pytest.mark.parametrize("name", ["__globals__", "__code__", "__closure__", "__dict__", "__class__", "co_consts"])
+def test_a_lent_object_shows_no_dunder_and_a_lent_function_no_attribute(name):
+    def helper():
+        return 1
+
+    with pytest.raises(LookupError):
+        repoexec_judge._use(helper, "getattr", (name,), {})
+    with pytest.raises(LookupError):
+        repoexec_judge._use(io.StringIO("x"), "getattr", ("__class__" if name == "co_consts" else name,), {})
+    with pytest.raises(LookupError):
+        repoexec_judge._use(helper, "iter", (), {})
+    assert repoexec_judge._use(io.StringIO("x"), "getattr", ("read",), {})() == "x"
+
+
+def test_an_argument_that_does_not_pickle_is_lent_and_views_cross_as_views(channel):
+    import threading
+
+    judge, _ = channel
+    lock = threading.Lock()
+    assert call(judge, "use_lock", lock) == "held" and not lock.locked()
+    data = {"a": 1, "b": 2}
+    keys = data.keys()
+    answer = call(judge, "views", keys, data.values(), memoryview(b"xyz"))
+    assert answer[:5] == ("dict_keys", ["a", "b"], "dict_values", [1, 2], b"xyz") and answer[5] is keys
+
+
+def test_library_values_cross_as_the_libraries_classes_and_modules_and_functions_as_the_judges(channel):
+    import argparse
+    import grp
+    import posixpath
+    import socket
+    import urllib.parse
+
+    judge, _ = channel
+    parsed, group, family, namespace, module, join = call(judge, "library_values")
+    assert parsed == urllib.parse.urlparse("http://a/b?c") and type(parsed) is urllib.parse.ParseResult
+    assert group == grp.getgrgid(0) and family is socket.AF_INET and namespace == argparse.Namespace(a=1)
+    assert module is posixpath and join is posixpath.join
+
+
+def test_a_library_object_holding_the_candidates_function_and_a_denied_function_do_not_cross(channel):
+    judge, _ = channel
+    with pytest.raises(WireError, match="holding an object of the candidate's process"):
+        call(judge, "library_holding_a_function")
+    assert isinstance(call(judge, "denied_function"), repoexec_judge.Handle)  # os.system stays the candidate's
+
+
 # --- the restricted unpickler, on streams a candidate may write by hand -------------------------------------
 
 def judge_loads(data: bytes, roots=()):
@@ -221,6 +321,36 @@ def test_the_judge_refuses_to_set_state_on_a_class():
     stream = b"cdecimal\nDecimal\n(N}S'__eq__'\nNstb."
     with pytest.raises(WireError, match="may not be set"):
         judge_loads(stream)
+
+
+def test_the_judge_refuses_to_set_state_on_a_library_class():
+    stream = b"curllib.parse\nParseResult\n(N}S'__eq__'\nNstb."
+    with pytest.raises(WireError, match="may not be set"):
+        judge_loads(stream)
+
+
+@pytest.mark.parametrize("stream", [
+    b"\x80\x04\x8c\runittest.mock\x94\x8c\x04_ANY\x94\x93\x94)\x81\x94.",  # NEWOBJ of mock.ANY's class
+    b"\x80\x04\x8c\x12_pytest.python_api\x94\x8c\x0cApproxScalar\x94\x93\x94)\x81\x94.",
+    b"\x80\x04\x8c\x02os\x94\x8c\x06system\x94\x93\x94.",
+])
+def test_the_judge_refuses_mocks_matchers_and_denied_modules_names(stream):
+    with pytest.raises(WireError, match="may not cross"):
+        judge_loads(stream)
+
+
+def test_a_library_object_that_equals_anything_is_refused(tmp_path, monkeypatch):
+    (tmp_path / "matchlib_rx.py").write_text(
+        "class Anything:\n    def __eq__(self, other):\n        return getattr(self, 'on', True)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(repoexec_wire, "_LIBRARY_ROOTS", (*repoexec_wire._LIBRARY_ROOTS, str(tmp_path) + "/"))
+    import matchlib_rx
+
+    with pytest.raises(WireError, match="equals anything"):
+        judge_loads(pickle.dumps(matchlib_rx.Anything(), protocol=4))
+    shy = matchlib_rx.Anything()
+    shy.on = False
+    assert type(judge_loads(pickle.dumps(shy, protocol=4))) is matchlib_rx.Anything
 
 
 def test_standard_values_cross_unchanged():

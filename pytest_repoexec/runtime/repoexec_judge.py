@@ -7,12 +7,16 @@ Only the inner plugin opens the channel (``open_channel``), before the tests' mo
 
 import builtins
 import functools
+import inspect
 import pickle
 import select
+import sys
 import types
 
-from repoexec_wire import FUNCTION_TYPES, WireError, dumps, loads_checked, receive, send, socket_from
+from repoexec_wire import (FUNCTION_TYPES, WireError, _of_tests, dumps, loads_checked, receive, resolve_global, send,
+                           socket_from, trusted_module)
 
+DESCRIBE_WAIT = 10.0  # seconds the candidate's process has to describe its target, its module's import included
 STUCK_GRACE = 2.0  # seconds the candidate's process has to answer an abandoned call before it counts as stuck
 _CHANNEL = None
 
@@ -45,7 +49,7 @@ def function(module, name):
 
     stub.__name__ = stub.__qualname__ = name
     stub.__module__ = module
-    return stub
+    return _described(stub, ("function", module, name))
 
 
 def method(module, qualname, kind):
@@ -54,7 +58,23 @@ def method(module, qualname, kind):
         return _channel().call(("method", module, qualname, kind), args, kwargs)
 
     stub.__name__, stub.__qualname__, stub.__module__ = qualname.rpartition(".")[2], qualname, module
+    stub = _described(stub, ("method", module, qualname, kind))
     return {"static": staticmethod, "class": classmethod, "property": property}.get(kind, lambda stub: stub)(stub)
+
+
+def _described(stub, target):
+    """The stub with the candidate's doc and signature (tests read ``f.__doc__``), where its process tells them in
+    ``DESCRIBE_WAIT`` seconds; the values come through the judge's unpickler like any answer."""
+    if _CHANNEL is None or _CHANNEL.broken:
+        return stub
+    doc, parameters = _CHANNEL.describe(target) or (None, None)
+    stub.__doc__ = doc if isinstance(doc, str) else None
+    try:
+        stub.__signature__ = inspect.Signature([inspect.Parameter(
+            name, inspect._ParameterKind(kind), default=default) for name, kind, default in parameters])
+    except (TypeError, ValueError):
+        pass
+    return stub
 
 
 def _channel():
@@ -107,9 +127,14 @@ class Handle:
         return self._ask("contains", key)
 
     def __getattr__(self, name):
-        if name.startswith("__"):
+        if name.startswith("__") and name not in ("__name__", "__qualname__", "__wrapped__"):
             raise AttributeError(name)
         return self._ask("getattr", name)
+
+    @property
+    def __doc__(self):  # the candidate's object's own (a function's docstring), as a value
+        doc = self._ask("getattr", "__doc__")
+        return doc if isinstance(doc, str) else None
 
     def __repr__(self):
         return f"<{self._type} in the candidate's process>"
@@ -137,13 +162,31 @@ class Channel:
         number = self.ids
         arguments = [*args, *kwargs.values()]
         try:
-            payload = dumps(("call", number, target, tuple(args), dict(kwargs), self.limit),
-                            self._persistent_id)
-        except (pickle.PicklingError, TypeError, AttributeError) as exc:
+            payload = self._dumps(("call", number, target, tuple(args), dict(kwargs), self.limit))
+        except (pickle.PicklingError, TypeError, AttributeError, RuntimeError) as exc:
             raise CandidateError(f"the test's arguments cannot be sent to the candidate's process: {exc}") from None
         self._send(payload)
         self.abandoned = number  # until its answer is read
         return self._wait(number, arguments)
+
+    def describe(self, target):
+        """The target's (doc, parameters), or None where the candidate's process does not answer in time (its
+        import still running): the answer is then read and dropped before the next call's."""
+        if self.abandoned is not None:
+            return None
+        self.ids += 1
+        number = self.ids
+        self._send(dumps(("describe", number, target)))
+        self.abandoned = number
+        if not select.select([self.sock], [], [], DESCRIBE_WAIT)[0]:
+            return None
+        try:
+            value = self._wait(number, [])
+        except (CandidateGone, CandidateStuck):
+            raise
+        except Exception:
+            return None
+        return value if isinstance(value, tuple) and len(value) == 2 else None
 
     def _send(self, payload):
         try:
@@ -180,7 +223,12 @@ class Channel:
             self._stop(f"the candidate's process broke the channel: {exc}")
         if data is None:
             self._stop("the candidate's process ended")
-        message = loads_checked(data, self.project_roots, functools.partial(self._persistent_load, arguments))
+        try:
+            message = loads_checked(data, self.project_roots, functools.partial(self._persistent_load, arguments))
+        except WireError:
+            if number is not None:  # the refused answer was the call's: the candidate's process waits for the next
+                self.abandoned = None
+            raise
         if not isinstance(message, tuple) or not message or not isinstance(message[0], str):
             raise WireError("a message that is not the judge's protocol")
         kind = message[0]
@@ -209,7 +257,7 @@ class Channel:
                 raise LookupError(f"no object {hid} was lent to the candidate")
             value = _use(target, op, args, kwargs)
             reply = ("return", number, None, value)
-            payload = dumps(reply, self._persistent_id)
+            payload = self._dumps(reply)
         except Exception as exc:
             try:
                 payload = dumps(("raise", number, exc, None), self._persistent_id)
@@ -217,16 +265,34 @@ class Channel:
                 payload = dumps(("raise", number, RuntimeError(f"{type(exc).__name__}: {exc}"), None))
         self._send(payload)
 
-    def _persistent_id(self, obj):
+    def _dumps(self, message):
+        """The message as a pickle: what pickles by value so, the test's functions lent; where that fails (an open
+        file, a lock, a queue, a socket, an object of a class defined in a test), once more with every object
+        that does not pickle lent too."""
+        try:
+            return dumps(message, self._persistent_id)
+        except (pickle.PicklingError, TypeError, AttributeError, RuntimeError):
+            return dumps(message, functools.partial(self._persistent_id, lending=True))
+
+    def _persistent_id(self, obj, lending=False):
         if type(obj) is Handle:
             return ("handle", obj._hid)
-        if isinstance(obj, FUNCTION_TYPES) and not _by_reference(obj) or isinstance(obj, functools.partial):
-            hid = self.lent_ids.get(id(obj))
-            if hid is None:
-                hid = self.lent_ids[id(obj)] = len(self.lent) + 1
-                self.lent[hid] = obj
-            return ("judge", hid)
+        if isinstance(obj, types.ModuleType):
+            if _of_tests(obj.__name__) or obj.__name__ == "__main__":
+                raise pickle.PicklingError(f"the tests' module {obj.__name__} may not be sent")
+            return ("module", obj.__name__)  # the candidate's process imports its own
+        if isinstance(obj, FUNCTION_TYPES) and not _by_reference(obj):
+            return self._lend(obj, _described_function(obj))
+        if lending and _unpicklable(obj):
+            return self._lend(obj, None)
         return None
+
+    def _lend(self, obj, described):
+        hid = self.lent_ids.get(id(obj))
+        if hid is None:
+            hid = self.lent_ids[id(obj)] = len(self.lent) + 1
+            self.lent[hid] = obj
+        return ("judge", hid, described)
 
     def _persistent_load(self, arguments, pid):
         if not isinstance(pid, tuple) or not pid:
@@ -235,25 +301,79 @@ class Channel:
             return arguments[pid[1]]
         if pid[0] == "judge" and len(pid) == 2 and pid[1] in self.lent:
             return self.lent[pid[1]]
-        if pid[0] == "handle" and len(pid) == 3 and isinstance(pid[1], int) and isinstance(pid[2], str):
-            return Handle(self, pid[1], pid[2][:200])
+        if pid[0] == "handle" and len(pid) == 4 and isinstance(pid[1], int) and isinstance(pid[2], str):
+            named = pid[3] if isinstance(pid[3], tuple) and len(pid[3]) == 2 else (None, None)
+            own = resolve_global(*named, self.project_roots)  # a library's or the project's function: the judge's
+            return own if own is not None else Handle(self, pid[1], pid[2][:200])
+        if pid[0] == "module" and len(pid) == 2:
+            module = trusted_module(pid[1], self.project_roots, modules_only=True)
+            if module is not None:
+                return module
         raise WireError(f"a reference the judge did not make: {pid!r}"[:300])
 
 
 def _by_reference(obj):
-    """A builtin function (``len``, ``str.lower``) is sent by its name: the candidate's process has it too."""
-    return isinstance(obj, types.BuiltinFunctionType) and isinstance(getattr(obj, "__self__", None),
-                                                                     (types.ModuleType, type(None))) \
-        or type(obj).__name__ in ("method_descriptor", "wrapper_descriptor")
+    """A builtin function (``len``, ``str.lower``) or a module-level function of a module that is not the tests'
+    (``functools.wraps``, the project's own) is sent by its name: the candidate's process has it too."""
+    if isinstance(obj, types.BuiltinFunctionType) and isinstance(getattr(obj, "__self__", None),
+                                                                  (types.ModuleType, type(None))) \
+            or type(obj).__name__ in ("method_descriptor", "wrapper_descriptor"):
+        return True
+    module, qualname = getattr(obj, "__module__", None), getattr(obj, "__qualname__", "<")
+    if not isinstance(obj, types.FunctionType) or not isinstance(module, str) or "<" in qualname \
+            or _of_tests(module) or module == "__main__":
+        return False
+    found = sys.modules.get(module)
+    for part in qualname.split("."):
+        found = getattr(found, part, None)
+    return found is obj
+
+
+def _described_function(obj):
+    """What the candidate's process is told of a test's function it is lent, to make a function of the same
+    shape that calls back: its names, its doc, and its parameters' names and kinds, never their defaults (a
+    default could be an expected value), its code, globals or closure."""
+    try:
+        signature = inspect.signature(obj)
+    except (TypeError, ValueError):
+        return None
+    parameters = [(p.name, int(p.kind), p.default is not p.empty) for p in signature.parameters.values()]
+    names = {key: getattr(obj, key, None) for key in ("__name__", "__qualname__", "__module__", "__doc__")}
+    return {key: value for key, value in names.items() if isinstance(value, str)} | {"parameters": parameters}
+
+
+def _unpicklable(obj):
+    """An object the candidate may only use through the judge: one pickle refuses, or of a class it cannot name
+    (defined in a test); never a module, a class, a function's insides or a frame."""
+    if isinstance(obj, (type, types.ModuleType, types.CodeType, types.FrameType, types.TracebackType, *FUNCTION_TYPES)) \
+            or type(obj) in (dict, list, tuple, set, frozenset, str, bytes, int, float, bool, type(None)):
+        return False
+    try:
+        obj.__reduce_ex__(4)
+    except Exception:
+        return True
+    cls = type(obj)
+    found = sys.modules.get(cls.__module__)
+    for part in cls.__qualname__.split("."):
+        found = getattr(found, part, None)
+    return found is not cls or _of_tests(cls.__module__)
+
+
+# What the candidate may do with an object the judge lent it: use it, never look inside it.
+_OPS = {
+    "call": lambda target, *args, **kwargs: target(*args, **kwargs), "next": next, "iter": iter, "len": len,
+    "getitem": lambda target, key: target[key], "contains": lambda target, key: key in target,
+    "enter": lambda target: target.__enter__(), "exit": lambda target, failed: target.__exit__(
+        *((Exception, Exception(), None) if failed else (None, None, None))),
+}
 
 
 def _use(target, op, args, kwargs):
-    if op == "call":
-        return target(*args, **kwargs)
-    if op == "next":
-        return next(target)
-    if op == "iter":
-        return iter(target)
+    if op == "getattr" and len(args) == 1 and isinstance(args[0], str) and not args[0].startswith("__") \
+            and not isinstance(target, (*FUNCTION_TYPES, functools.partial, type, types.ModuleType)):
+        return getattr(target, args[0])  # a lent object's own data and methods; a function shows none
+    if op in _OPS and (op == "call" or not isinstance(target, FUNCTION_TYPES)):
+        return _OPS[op](target, *args, **kwargs)
     raise LookupError(f"no operation {op!r} on a lent object")
 
 

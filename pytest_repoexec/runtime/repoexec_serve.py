@@ -9,14 +9,16 @@ file is a courtesy to honest code (values by pickle, the rest as handles), not a
 
 import argparse
 import importlib
+import inspect
 import os
 import pickle
 import signal
 import sys
 import traceback
+import types
 
 from repoexec_guard import apply_limits, deny_system_calls, limit_kind
-from repoexec_wire import FUNCTION_TYPES, IMMUTABLE, dumps, is_value_type, module_of_project, receive, send, socket_from
+from repoexec_wire import FUNCTION_TYPES, dumps, is_value_type, module_of_project, receive, send, socket_from
 
 _GRACE = 0.5  # seconds past the test's limit before a call is interrupted here (the judge's timeout comes first)
 
@@ -26,32 +28,107 @@ class _CallTimeout(BaseException):
 
 
 class Lent:
-    """An object of the judge's (a function a test passed): each use is a call back to the judge."""
+    """An object of the judge's (a test's argument that cannot be pickled: a file, a lock, a queue, an object of a
+    class defined in a test): each use is a call back to the judge, which allows calls, iteration, ``with``,
+    ``len``, items and the object's non-dunder attributes."""
 
     def __init__(self, server, hid):
         self._server, self._hid = server, hid
 
+    def _ask(self, op, *args, **kwargs):
+        return self._server.callback(self._hid, op, args, kwargs)
+
     def __call__(self, *args, **kwargs):
-        return self._server.callback(self._hid, "call", args, kwargs)
+        return self._ask("call", *args, **kwargs)
 
     def __iter__(self):
-        return self._server.callback(self._hid, "iter", (), {})
+        return self._ask("iter")
 
     def __next__(self):
-        return self._server.callback(self._hid, "next", (), {})
+        return self._ask("next")
+
+    def __len__(self):
+        return self._ask("len")
+
+    def __getitem__(self, key):
+        return self._ask("getitem", key)
+
+    def __contains__(self, key):
+        return self._ask("contains", key)
+
+    def __enter__(self):
+        return self._ask("enter")
+
+    def __exit__(self, kind, value, traceback):
+        return self._ask("exit", kind is not None)
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return self._ask("getattr", name)
 
     def __repr__(self):
         return f"<the judge's object {self._hid}>"
+
+
+class _NotPassed:
+    """The default of a lent function's parameter: the judge's function then uses its own."""
+
+    def __repr__(self):
+        return "<the judge's default>"
+
+
+_NOT_PASSED = _NotPassed()
+
+
+def lent_function(server, hid, described):
+    """A function of the shape of the test's function lent to the candidate (its names, doc, parameters' names
+    and kinds: ``__code__.co_argcount``, ``inspect.signature`` work on it) that calls the judge's."""
+    parameters = [inspect.Parameter(name, inspect._ParameterKind(kind), default=_NOT_PASSED if default
+                                    else inspect.Parameter.empty) for name, kind, default in described["parameters"]]
+    signature = inspect.Signature(parameters)  # checks the names and their order
+
+    def back(values):
+        args, kwargs, gap = [], {}, False
+        for parameter in parameters:
+            value = values[parameter.name]
+            if parameter.kind == parameter.VAR_POSITIONAL:
+                args.extend(value) if not gap else None
+            elif parameter.kind == parameter.VAR_KEYWORD:
+                kwargs.update(value)
+            elif value is _NOT_PASSED:
+                gap = True
+            elif parameter.kind == parameter.KEYWORD_ONLY or gap and parameter.kind == parameter.POSITIONAL_OR_KEYWORD:
+                kwargs[parameter.name] = value
+            else:
+                args.append(value)
+        return server.callback(hid, "call", tuple(args), kwargs)
+
+    text = str(signature.replace(parameters=[p.replace(default=_Default()) if p.default is _NOT_PASSED else p
+                                             for p in parameters]))
+    space = {"_back": back, "_NOT_PASSED": _NOT_PASSED}
+    exec(f"def lent{text}:\n    return _back(locals())\n", space)  # noqa: S102 (names checked by Signature)
+    made = space["lent"]
+    for key in ("__name__", "__qualname__", "__module__", "__doc__"):
+        if isinstance(described.get(key), str):
+            setattr(made, key, described[key])
+    return made
+
+
+class _Default:
+    def __repr__(self):
+        return "_NOT_PASSED"
 
 
 class Server:
     def __init__(self, sock, module, project_roots):
         self.sock, self.module, self.project_roots = sock, module, project_roots
         self.handles = {}  # hid -> an object of ours the judge holds a handle to
-        self.lent = {}
+        self.lent, self.lent_ids = {}, {}  # hid -> the judge's object lent to us (a Lent, a lent function), id -> hid
         self.callbacks = 0
         self.arguments = {}  # id -> index of the current call's arguments (identity kept across)
         self.by_value = set()  # ids of the arguments whose new state is being sent
+        self.in_reference = 0
 
     # --- reading the judge ---
 
@@ -64,7 +141,14 @@ class Server:
         if pid[0] == "handle":
             return self.handles[pid[1]]
         if pid[0] == "judge":
-            return self.lent.setdefault(pid[1], Lent(self, pid[1]))
+            if pid[1] not in self.lent:
+                described = pid[2] if len(pid) > 2 else None
+                made = lent_function(self, pid[1], described) if described else Lent(self, pid[1])
+                self.lent[pid[1]] = made
+                self.lent_ids[id(made)] = pid[1]
+            return self.lent[pid[1]]
+        if pid[0] == "module":
+            return importlib.import_module(pid[1])
         raise pickle.UnpicklingError(f"unknown reference {pid!r}")
 
     # --- writing to the judge ---
@@ -73,12 +157,18 @@ class Server:
         if id(obj) in self.by_value:  # an argument's new state: sent whole, once
             self.by_value.discard(id(obj))
             return None
-        index = self.arguments.get(id(obj)) if not isinstance(obj, IMMUTABLE) else None
-        if index is not None:
+        if self.in_reference:  # the two parts of the ("arg", index) just given, pickled next
+            self.in_reference -= 1
+            return None
+        index = self.arguments.get(id(obj)) if type(obj) not in (int, bool) else None
+        if index is not None:  # an argument returned, immutable ones too: `returned is argument` holds
+            self.in_reference = 2
             return ("arg", index)
-        if type(obj) is Lent:
-            return ("judge", obj._hid)
+        if id(obj) in self.lent_ids:
+            return ("judge", self.lent_ids[id(obj)])
         cls = type(obj)
+        if isinstance(obj, types.ModuleType):  # by name: the judge has its own (a library's, the project's)
+            return ("module", obj.__name__)
         if isinstance(obj, type) or is_value_type(cls) or module_of_project(cls.__module__, self.project_roots) \
                 and not isinstance(obj, FUNCTION_TYPES):
             return None
@@ -86,7 +176,7 @@ class Server:
                 or hasattr(obj, "__iter__") and not hasattr(obj, "__reduce_ex__"):
             hid = len(self.handles) + 1
             self.handles[hid] = obj
-            return ("handle", hid, cls.__qualname__)
+            return ("handle", hid, cls.__qualname__, _global_name(obj))
         return None
 
     def _send(self, message):
@@ -107,6 +197,34 @@ class Server:
             message = self._load(data)
             if message[0] == "call":
                 self._call(*message[1:])
+            elif message[0] == "describe":
+                self._describe(*message[1:])
+
+    def _describe(self, number, target):
+        """The target's doc and signature, as the judge shows them on its stub (``f.__doc__``, ``inspect.signature``):
+        parameters' names and kinds, and their defaults where those are values."""
+        try:
+            function = self._function(target)
+            try:
+                signature = inspect.signature(function)
+                parameters = [(p.name, int(p.kind), p.default if p.default is p.empty or is_value_type(type(p.default))
+                               else ...) for p in signature.parameters.values()]
+            except (TypeError, ValueError):
+                parameters = None
+            doc = function.__doc__ if isinstance(function.__doc__, str) else None
+            self._send(("return", number, None, (doc, parameters)))
+        except BaseException:
+            self._send(("return", number, None, (None, None)))
+
+    def _function(self, target):
+        if target[0] == "function":
+            return getattr(self.module, target[2])
+        owner = self.module
+        for part in target[2].rpartition(".")[0].split("."):
+            owner = getattr(owner, part)
+        found = vars(owner)[target[2].rpartition(".")[2]]
+        found = found.fget if isinstance(found, property) else found
+        return found.__func__ if isinstance(found, (staticmethod, classmethod)) else found
 
     def callback(self, hid, op, args, kwargs):
         self.callbacks += 1
@@ -179,6 +297,18 @@ class Server:
             obj, op = self.handles[target[1]], target[2]
             return _HANDLE_OPS[op](obj, *args, **kwargs)
         raise LookupError(f"no target of kind {kind!r}")
+
+
+def _global_name(obj):
+    """(module, qualname) of a module-level function that its module holds under that name, else None: the judge
+    may then use its own (a library's function stays what it is: ``import_object("os.path.join") is join``)."""
+    module, qualname = getattr(obj, "__module__", None), getattr(obj, "__qualname__", None)
+    if not isinstance(module, str) or not isinstance(qualname, str) or "<" in qualname:
+        return None
+    found = sys.modules.get(module)
+    for part in qualname.split("."):
+        found = getattr(found, part, None)
+    return (module, qualname) if found is obj else None
 
 
 def _alarm(signum, frame):

@@ -5,9 +5,13 @@ Both ends run under the project's interpreter with the standard library only. Me
 their length on a Unix socket. The judge trusts nothing the candidate's process sends: it reads it with
 ``JudgeUnpickler``, the pure-Python unpickler with three doors narrowed:
 
-- ``find_class`` names only builtins and standard value types (``VALUE_TYPES``), the builtin exceptions, and
+- ``find_class`` names only builtins and standard value types (``VALUE_TYPES``), the builtin exceptions,
   classes defined in the project's own modules (rebuilt with the project's class, so their ``__eq__`` is the
-  project's code). A class the candidate made, ``mock.ANY``, a proxy: refused, naming the type.
+  project's code), and classes of the standard library and the project's installed dependencies
+  (``library_module``) but those of ``DENIED`` modules (mocks, matchers, pytest, code runners). A class the
+  candidate made, ``mock.ANY``, a proxy: refused, naming the type. A library object whose ``__eq__`` says it
+  equals an object it cannot know (``_PROBE``), or whose state holds a handle to the candidate's process (its
+  ``__eq__`` could ask the candidate), is refused too.
 - REDUCE (a call with arguments) calls only value types, ``VALUE_CALLS``, exceptions and project enums; any
   other project class is rebuilt without its ``__init__`` (``__new__`` and its state, as pickle's own
   protocol 2 does), so no project code runs on the candidate's arguments in the judge but ``__setstate__``.
@@ -47,13 +51,29 @@ VALUE_TYPES = frozenset({
 EXCEPTIONS = frozenset(value for value in vars(builtins).values()
                        if isinstance(value, type) and issubclass(value, BaseException))
 # Functions that pickle itself names to rebuild a standard value (a compiled pattern).
-VALUE_CALLS = {("re", "_compile")}
+VALUE_CALLS = {("re", "_compile"), ("repoexec_wire", "dict_view"), ("repoexec_wire", "memory")}
 # numpy's arrays and scalars, the one third-party value type RepoExec's expected outputs hold
 NUMPY = {("numpy", "ndarray"), ("numpy", "dtype"), ("numpy.core.multiarray", "_reconstruct"),
          ("numpy._core.multiarray", "_reconstruct"), ("numpy.core.multiarray", "scalar"),
          ("numpy._core.multiarray", "scalar")}
 _NAMES = {(cls.__module__, cls.__qualname__): cls for cls in VALUE_TYPES | EXCEPTIONS}
 _NAMES.update({("pathlib", "PosixPath"): pathlib.PosixPath, ("builtins", "NoneType"): type(None)})
+
+
+# Top-level packages none of whose classes, functions or modules cross to the judge: matchers and mocks (their
+# objects equal anything), the test runner, and what runs code or reaches frames, memory or the interpreter.
+DENIED = frozenset({
+    "unittest", "mock", "pytest", "_pytest", "pluggy", "py", "xdist", "hamcrest", "dirty_equals", "testfixtures",
+    "callee", "sure", "expects", "hypothesis", "pytest_mock", "requests_mock", "responses", "httpretty", "mockito",
+    "flexmock", "asynctest", "doctest", "builtins", "pickle", "_pickle", "copyreg", "copy", "marshal", "shelve",
+    "subprocess", "os", "posix", "sys", "code", "codeop", "pdb", "bdb", "ctypes", "_ctypes", "multiprocessing",
+    "importlib", "runpy", "inspect", "gc", "types", "operator", "functools", "threading", "_thread", "signal",
+    "faulthandler", "tracemalloc", "traceback", "linecache", "webbrowser", "antigravity", "this", "__main__",
+    "site", "sitecustomize", "usercustomize", "_testcapi", "_xxsubinterpreters", "atexit", "builtins",
+})
+# structseqs of a denied module that are values all the same (os.stat() and the like)
+ALLOWED_DENIED = {("os", "stat_result"), ("os", "statvfs_result"), ("os", "terminal_size"), ("os", "times_result"),
+                  ("os", "uname_result"), ("types", "SimpleNamespace")}
 
 
 class WireError(Exception):
@@ -97,6 +117,92 @@ def is_value_type(cls):
     return cls in VALUE_TYPES or cls in EXCEPTIONS
 
 
+def _library_roots():
+    """The folders the standard library and the installed packages of this interpreter load from."""
+    import site
+    import sysconfig
+
+    roots = {os.path.dirname(os.path.realpath(os.__file__))}
+    roots.update(os.path.realpath(path) for path in (*site.getsitepackages(), sysconfig.get_paths()["purelib"],
+                                                      sysconfig.get_paths()["platlib"]))
+    return tuple(root.rstrip("/") + "/" for root in roots)
+
+
+def denied(module):
+    top = module.partition(".")[0]
+    return top in DENIED or top.startswith(("repoexec", "pytest_", "_pytest")) or _of_tests(module)
+
+
+def library_module(module, denied_too=False):
+    """Whether a module of this name is the standard library's or an installed package's (a builtin module too),
+    and not ``DENIED`` nor a test module. It is imported here if it was not: from those folders only."""
+    import importlib.util
+    import sys
+
+    if not isinstance(module, str) or denied(module) and not denied_too or _of_tests(module):
+        return False
+    if module in sys.builtin_module_names:
+        return True
+    loaded = sys.modules.get(module)
+    origin = getattr(loaded, "__file__", None) if loaded is not None else None
+    if loaded is None:
+        try:
+            spec = importlib.util.find_spec(module)
+        except (ImportError, ValueError):
+            return False
+        origin = spec.origin if spec is not None else None
+    if not origin or not os.path.realpath(origin).startswith(_LIBRARY_ROOTS):
+        return False
+    if loaded is None:
+        __import__(module)
+    return True
+
+
+def trusted_module(name, roots, modules_only=False):
+    """The judge's own module of this name, where it is the project's or a library's (not the tests', not the
+    runtime's; not ``DENIED`` unless ``modules_only``: a module object is only a namespace, compared by
+    identity), imported here if it was not; else None."""
+    import sys
+
+    if not isinstance(name, str) or _of_tests(name) or name.startswith(("repoexec", "__main__")):
+        return None
+    if modules_only and name in sys.modules and (library_module(name, denied_too=True)
+                                                 or module_of_project(name, roots)):
+        return sys.modules[name]
+    if not denied(name) and (module_of_project(name, roots) or _project_module(name, roots)
+                             or library_module(name)):
+        return sys.modules.get(name)
+    return None
+
+
+def resolve_global(module, qualname, roots):
+    """The judge's own function or class ``module.qualname`` (a library's or the project's), or None: what the
+    candidate's process names so is the judge's code, never the candidate's."""
+    owner = trusted_module(module, roots)
+    if owner is None or not isinstance(qualname, str) or "<" in qualname:
+        return None
+    found = owner
+    for part in qualname.split("."):
+        found = getattr(found, part, None)
+    kinds = (type, types.FunctionType, types.BuiltinFunctionType)
+    return found if isinstance(found, kinds) and getattr(found, "__module__", None) == module else None
+
+
+def _project_module(module, roots):
+    """A project module the judge has not imported yet: imported now, from the project's own files."""
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec(module)
+    except (ImportError, ValueError):
+        return False
+    origin = os.path.realpath(spec.origin) if spec and spec.origin else ""
+    if not any(origin.startswith(root.rstrip("/") + "/") for root in roots):
+        return False
+    __import__(module)
+    return True
+
+
 def module_of_project(name, roots):
     """Whether the imported module of this name was loaded from a file under one of the project's roots."""
     import sys
@@ -118,6 +224,7 @@ class JudgeUnpickler(pickle._Unpickler):
         super().__init__(io.BytesIO(data))
         self.project_roots = project_roots
         self.persistent = persistent
+        self.library_classes, self.library_objects = set(), []
 
     def persistent_load(self, pid):
         return self.persistent(pid)
@@ -130,26 +237,17 @@ class JudgeUnpickler(pickle._Unpickler):
         if _of_tests(module):
             raise WireError(f"{module}.{name} may not cross to the judge: a class of the tests' own (an always-equal "
                             "helper of theirs would pass anything)")
-        if module_of_project(module, self.project_roots) or self._project_module(module):
+        if module_of_project(module, self.project_roots) or _project_module(module, self.project_roots):
             found = super().find_class(module, name)
             if isinstance(found, type) and found.__module__ == module:
                 return found
-        raise WireError(f"{module}.{name} may not cross to the judge: only builtins, standard value types and the "
-                        "project's own classes do")
-
-    def _project_module(self, module):
-        """A project module the judge has not imported yet: imported now, from the project's own files."""
-        import importlib.util
-
-        try:
-            spec = importlib.util.find_spec(module)
-        except (ImportError, ValueError):
-            return False
-        origin = os.path.realpath(spec.origin) if spec and spec.origin else ""
-        if not any(origin.startswith(root.rstrip("/") + "/") for root in self.project_roots):
-            return False
-        __import__(module)
-        return True
+        elif (module, name) in ALLOWED_DENIED or library_module(module):
+            found = super().find_class(module, name)
+            if isinstance(found, type) and found.__module__ == module:
+                self.library_classes.add(found)
+                return found
+        raise WireError(f"{module}.{name} may not cross to the judge: only builtins, standard value types, the "
+                        "project's own classes and library classes (not mocks, matchers or pytest's) do")
 
     def load_reduce(self):
         stack = self.stack
@@ -159,9 +257,13 @@ class JudgeUnpickler(pickle._Unpickler):
             # a project's exception: its arguments as it holds them, not as its __init__ takes them
             stack[-1] = func.__new__(func, *args)
             return
+        if isinstance(func, type) and func in self.library_classes and _structseq(func):
+            stack[-1] = func(*args)  # os.stat_result((...), {}): a C value type's own constructor
+            return
         if isinstance(func, type) and not _may_construct(func):
             # a project class: made as pickle's protocol 2 makes it, without running its __init__ on what came
             stack[-1] = func.__new__(func)
+            self._made(stack[-1])
             return
         if not isinstance(func, type) and not any(func is _function(*name) for name in VALUE_CALLS | NUMPY):
             raise WireError(f"a call of a {type(func).__name__} may not be made by the judge")
@@ -176,12 +278,74 @@ class JudgeUnpickler(pickle._Unpickler):
         inst = self.stack[-2]  # under the state
         if isinstance(inst, (type, types.ModuleType, *FUNCTION_TYPES)) or getattr(type(inst), "lent", False):
             raise WireError(f"a state for {type(inst).__name__} {getattr(inst, '__name__', '')} may not be set")
+        if type(inst) in self.library_classes and _holds_handle(self.stack[-1]):
+            raise WireError(f"a {type(inst).__qualname__} holding an object of the candidate's process may not "
+                            "cross: the library's code would call the candidate with the judge's values")
         super().load_build()
 
+    def load_newobj(self):
+        super().load_newobj()
+        self._made(self.stack[-1])
+
+    def load_newobj_ex(self):
+        super().load_newobj_ex()
+        self._made(self.stack[-1])
+
+    def _made(self, obj):
+        if type(obj) in self.library_classes:
+            self.library_objects.append(obj)
+
+    def load(self):
+        value = super().load()
+        for obj in self.library_objects:  # with their state: an __eq__ that says yes to what it cannot know
+            if _equals_anything(obj):
+                raise WireError(f"a {type(obj).__module__}.{type(obj).__qualname__} that equals anything may not "
+                                "cross to the judge")
+        return value
+
     dispatch[pickle.REDUCE[0]] = load_reduce
+    dispatch[pickle.NEWOBJ[0]] = load_newobj
+    dispatch[pickle.NEWOBJ_EX[0]] = load_newobj_ex
     dispatch[pickle.INST[0]] = refuse_instantiation
     dispatch[pickle.OBJ[0]] = refuse_instantiation
     dispatch[pickle.BUILD[0]] = load_build
+
+
+class _Probe:
+    """An object of the judge's own that no library object can honestly be equal to."""
+
+    __slots__ = ()
+
+
+_PROBE = _Probe()
+
+
+def _equals_anything(obj):
+    try:
+        said = type(obj).__eq__(obj, _PROBE)
+        return bool(obj == _PROBE if said is NotImplemented else said)
+    except Exception:
+        return False
+
+
+def _holds_handle(state, depth=0):
+    """Whether a state (a dict, a tuple of dicts, the containers in them) holds a handle to the candidate's
+    process, a (project or library) object holding one included."""
+    if getattr(type(state), "lent", False) is True:
+        return True
+    if depth > 20:
+        return False
+    if isinstance(state, dict):
+        return any(_holds_handle(key, depth + 1) or _holds_handle(value, depth + 1) for key, value in state.items())
+    if isinstance(state, (list, tuple, set, frozenset, collections.deque)):
+        return any(_holds_handle(item, depth + 1) for item in state)
+    if hasattr(state, "__dict__") and not isinstance(state, (type, types.ModuleType)):
+        return _holds_handle(vars(state), depth + 1)
+    return False
+
+
+def _structseq(cls):
+    return issubclass(cls, tuple) and hasattr(cls, "n_sequence_fields")
 
 
 def _function(module, name):
@@ -195,6 +359,9 @@ def _of_tests(module):
     """A test module or conftest, by its name as pytest imports it: never a source of values to compare with."""
     return any(part.startswith("test_") or part.endswith("_test") or part in ("conftest", "tests", "test")
                for part in module.split("."))
+
+
+_LIBRARY_ROOTS = _library_roots()
 
 
 def _may_construct(cls):
@@ -214,11 +381,41 @@ def loads_checked(data, project_roots, persistent):
 
 def dumps(value, persistent_id=None):
     buffer = io.BytesIO()
-    pickler = pickle.Pickler(buffer, protocol=4)
+    pickler = _Pickler(buffer, protocol=4)
     if persistent_id is not None:
         pickler.persistent_id = persistent_id
     pickler.dump(value)
     return buffer.getvalue()
+
+
+class _Pickler(pickle.Pickler):
+    """pickle's own, with the standard values pickle refuses sent as what they show: a dict's views (a dict of
+    the same keys, values or items rebuilds them) and a memoryview (its bytes, format and shape)."""
+
+    def reducer_override(self, obj):
+        kind = _VIEWS.get(type(obj))
+        if kind is not None:
+            return dict_view, (kind, list(obj))
+        if type(obj) is memoryview:
+            return memory, (obj.tobytes(), obj.format, obj.shape, obj.readonly)
+        return NotImplemented
+
+
+def dict_view(kind, items):
+    """A view of a dict made for it: ``keys`` and ``values`` of the items given, or ``items`` of the pairs."""
+    if kind == "keys":
+        return dict.fromkeys(items).keys()
+    if kind == "values":
+        return dict(enumerate(items)).values()
+    return dict(items).items()
+
+
+def memory(data, form, shape, readonly):
+    view = memoryview(data if readonly else bytearray(data))
+    return view.cast("B").cast(form, shape) if shape is not None and (form != "B" or len(shape) != 1) else view
+
+
+_VIEWS = {type({}.keys()): "keys", type({}.values()): "values", type({}.items()): "items"}
 
 
 def socket_from(fd):
