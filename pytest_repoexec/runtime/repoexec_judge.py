@@ -13,7 +13,7 @@ import select
 import sys
 import types
 
-from repoexec_wire import (FUNCTION_TYPES, WireError, _of_tests, dumps, loads_checked, receive, resolve_global, send,
+from repoexec_wire import (FUNCTION_TYPES, WireError, _named, _of_tests, dumps, loads_checked, receive, resolve_global, send,
                            socket_from, trusted_module)
 
 DESCRIBE_WAIT = 10.0  # seconds the candidate's process has to describe its target, its module's import included
@@ -40,6 +40,11 @@ class CandidateStuck(Exception):
 def open_channel(fd, project_roots, on_stop):
     global _CHANNEL
     _CHANNEL = Channel(fd, project_roots, on_stop)
+    while _UNDESCRIBED:  # stubs made before the channel was (the focal module imported early)
+        _described(*_UNDESCRIBED.pop())
+
+
+_UNDESCRIBED = []
 
 
 def function(module, name):
@@ -65,7 +70,10 @@ def method(module, qualname, kind):
 def _described(stub, target):
     """The stub with the candidate's doc and signature (tests read ``f.__doc__``), where its process tells them in
     ``DESCRIBE_WAIT`` seconds; the values come through the judge's unpickler like any answer."""
-    if _CHANNEL is None or _CHANNEL.broken:
+    if _CHANNEL is None:
+        _UNDESCRIBED.append((stub, target))
+        return stub
+    if _CHANNEL.broken:
         return stub
     doc, parameters = _CHANNEL.describe(target) or (None, None)
     stub.__doc__ = doc if isinstance(doc, str) else None
@@ -305,6 +313,8 @@ class Channel:
             named = pid[3] if isinstance(pid[3], tuple) and len(pid[3]) == 2 else (None, None)
             own = resolve_global(*named, self.project_roots)  # a library's or the project's function: the judge's
             return own if own is not None else Handle(self, pid[1], pid[2][:200])
+        if pid[0] == "std" and pid[1] in ("stdin", "stdout", "stderr"):
+            return getattr(sys, pid[1])  # the judge's own stream where the candidate's object held its own
         if pid[0] == "module" and len(pid) == 2:
             module = trusted_module(pid[1], self.project_roots, modules_only=True)
             if module is not None:
@@ -319,6 +329,9 @@ def _by_reference(obj):
                                                                   (types.ModuleType, type(None))) \
             or type(obj).__name__ in ("method_descriptor", "wrapper_descriptor"):
         return True
+    if isinstance(obj, types.BuiltinMethodType) and isinstance(obj.__self__, (type, str, bytes, int, float, tuple)) \
+            and not _of_tests(getattr(obj.__self__, "__module__", "") or ""):
+        return True  # chain.from_iterable, "-".join: pickle names them (getattr of their owner)
     module, qualname = getattr(obj, "__module__", None), getattr(obj, "__qualname__", "<")
     if not isinstance(obj, types.FunctionType) or not isinstance(module, str) or "<" in qualname \
             or _of_tests(module) or module == "__main__":
@@ -345,18 +358,16 @@ def _described_function(obj):
 def _unpicklable(obj):
     """An object the candidate may only use through the judge: one pickle refuses, or of a class it cannot name
     (defined in a test); never a module, a class, a function's insides or a frame."""
-    if isinstance(obj, (type, types.ModuleType, types.CodeType, types.FrameType, types.TracebackType, *FUNCTION_TYPES)) \
+    if isinstance(obj, type):  # a class made in a test (type("", (), {...})): lent, its attributes read
+        return not _named(obj) or _of_tests(obj.__module__)
+    if isinstance(obj, (types.ModuleType, types.CodeType, types.FrameType, types.TracebackType, *FUNCTION_TYPES)) \
             or type(obj) in (dict, list, tuple, set, frozenset, str, bytes, int, float, bool, type(None)):
         return False
     try:
         obj.__reduce_ex__(4)
     except Exception:
         return True
-    cls = type(obj)
-    found = sys.modules.get(cls.__module__)
-    for part in cls.__qualname__.split("."):
-        found = getattr(found, part, None)
-    return found is not cls or _of_tests(cls.__module__)
+    return not _named(type(obj)) or _of_tests(type(obj).__module__)
 
 
 # What the candidate may do with an object the judge lent it: use it, never look inside it.
@@ -370,7 +381,7 @@ _OPS = {
 
 def _use(target, op, args, kwargs):
     if op == "getattr" and len(args) == 1 and isinstance(args[0], str) and not args[0].startswith("__") \
-            and not isinstance(target, (*FUNCTION_TYPES, functools.partial, type, types.ModuleType)):
+            and not isinstance(target, (*FUNCTION_TYPES, functools.partial, types.ModuleType)):
         return getattr(target, args[0])  # a lent object's own data and methods; a function shows none
     if op in _OPS and (op == "call" or not isinstance(target, FUNCTION_TYPES)):
         return _OPS[op](target, *args, **kwargs)

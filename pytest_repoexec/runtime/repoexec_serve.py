@@ -18,7 +18,7 @@ import traceback
 import types
 
 from repoexec_guard import apply_limits, deny_system_calls, limit_kind
-from repoexec_wire import FUNCTION_TYPES, dumps, is_value_type, module_of_project, receive, send, socket_from
+from repoexec_wire import FUNCTION_TYPES, WIRE_CALLS, dumps, is_value_type, module_of_project, receive, send, socket_from
 
 _GRACE = 0.5  # seconds past the test's limit before a call is interrupted here (the judge's timeout comes first)
 
@@ -169,6 +169,12 @@ class Server:
         cls = type(obj)
         if isinstance(obj, types.ModuleType):  # by name: the judge has its own (a library's, the project's)
             return ("module", obj.__name__)
+        if getattr(obj, "__module__", None) == "repoexec_wire" and getattr(obj, "__name__", None) in WIRE_CALLS:
+            return None  # what rebuilds a value on the judge's side, named as it is
+        if obj is sys.stdout or obj is sys.stderr or obj is sys.stdin:
+            return ("std", ("stdin", "stdout", "stderr")[(sys.stdin, sys.stdout, sys.stderr).index(obj)])
+        if _bound_to_value(obj):  # sent as (its object, its name): repoexec_wire.bound_method
+            return None
         if isinstance(obj, type) or is_value_type(cls) or module_of_project(cls.__module__, self.project_roots) \
                 and not isinstance(obj, FUNCTION_TYPES):
             return None
@@ -297,6 +303,14 @@ class Server:
             obj, op = self.handles[target[1]], target[2]
             return _HANDLE_OPS[op](obj, *args, **kwargs)
         raise LookupError(f"no target of kind {kind!r}")
+
+
+def _bound_to_value(method):
+    """A method of an object that crosses by value (a parser's ``getint``), under its own name."""
+    owner = getattr(method, "__self__", None)
+    return isinstance(method, types.MethodType) and not isinstance(owner, (type, types.ModuleType)) \
+        and not callable(owner) and not hasattr(owner, "__next__") and not method.__name__.startswith("__") \
+        and getattr(owner, method.__name__, None) == method
 
 
 def _global_name(obj):

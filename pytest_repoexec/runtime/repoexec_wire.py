@@ -27,6 +27,7 @@ import datetime
 import decimal
 import enum
 import fractions
+import functools
 import io
 import os
 import pathlib
@@ -51,7 +52,9 @@ VALUE_TYPES = frozenset({
 EXCEPTIONS = frozenset(value for value in vars(builtins).values()
                        if isinstance(value, type) and issubclass(value, BaseException))
 # Functions that pickle itself names to rebuild a standard value (a compiled pattern).
-VALUE_CALLS = {("re", "_compile"), ("repoexec_wire", "dict_view"), ("repoexec_wire", "memory")}
+VALUE_CALLS = {("re", "_compile"), ("repoexec_wire", "dict_view"), ("repoexec_wire", "memory"),
+               ("repoexec_wire", "named_tuple"), ("repoexec_wire", "new_lock"), ("repoexec_wire", "bound_method")}
+WIRE_CALLS = frozenset(name for module, name in VALUE_CALLS if module == "repoexec_wire")
 # numpy's arrays and scalars, the one third-party value type RepoExec's expected outputs hold
 NUMPY = {("numpy", "ndarray"), ("numpy", "dtype"), ("numpy.core.multiarray", "_reconstruct"),
          ("numpy._core.multiarray", "_reconstruct"), ("numpy.core.multiarray", "scalar"),
@@ -72,7 +75,7 @@ DENIED = frozenset({
     "site", "sitecustomize", "usercustomize", "_testcapi", "_xxsubinterpreters", "atexit", "builtins",
 })
 # structseqs of a denied module that are values all the same (os.stat() and the like)
-ALLOWED_DENIED = {("os", "stat_result"), ("os", "statvfs_result"), ("os", "terminal_size"), ("os", "times_result"),
+ALLOWED_DENIED = {("functools", "partial"), ("os", "stat_result"), ("os", "statvfs_result"), ("os", "terminal_size"), ("os", "times_result"),
                   ("os", "uname_result"), ("types", "SimpleNamespace")}
 
 
@@ -151,7 +154,7 @@ def library_module(module, denied_too=False):
         except (ImportError, ValueError):
             return False
         origin = spec.origin if spec is not None else None
-    if not origin or not os.path.realpath(origin).startswith(_LIBRARY_ROOTS):
+    if not origin or loaded is None and not spec.has_location or not os.path.realpath(origin).startswith(_LIBRARY_ROOTS):
         return False
     if loaded is None:
         __import__(module)
@@ -196,8 +199,8 @@ def _project_module(module, roots):
         spec = importlib.util.find_spec(module)
     except (ImportError, ValueError):
         return False
-    origin = os.path.realpath(spec.origin) if spec and spec.origin else ""
-    if not any(origin.startswith(root.rstrip("/") + "/") for root in roots):
+    origin = os.path.realpath(spec.origin) if spec and spec.origin and spec.has_location else ""
+    if not origin or not any(origin.startswith(root.rstrip("/") + "/") for root in roots):
         return False
     __import__(module)
     return True
@@ -365,7 +368,7 @@ _LIBRARY_ROOTS = _library_roots()
 
 
 def _may_construct(cls):
-    return is_value_type(cls) or issubclass(cls, enum.Enum) or "numpy" in cls.__module__
+    return is_value_type(cls) or issubclass(cls, enum.Enum) or "numpy" in cls.__module__ or cls is functools.partial
 
 
 def loads_checked(data, project_roots, persistent):
@@ -398,7 +401,53 @@ class _Pickler(pickle.Pickler):
             return dict_view, (kind, list(obj))
         if type(obj) is memoryview:
             return memory, (obj.tobytes(), obj.format, obj.shape, obj.readonly)
+        if type(obj) is types.MethodType and not isinstance(obj.__self__, (type, types.ModuleType)):
+            return bound_method, (obj.__self__, obj.__name__)
+        if type(obj) in _LOCKS:
+            return new_lock, (_LOCKS[type(obj)],)
+        fields = getattr(type(obj), "_fields", None)
+        if isinstance(obj, tuple) and isinstance(fields, tuple) and not _named(type(obj)):
+            return named_tuple, (type(obj).__name__, fields, tuple(obj))
         return NotImplemented
+
+
+def _named(cls):
+    """Whether pickle can name this class: its module holds it under its qualified name."""
+    import sys
+
+    found = sys.modules.get(cls.__module__)
+    for part in cls.__qualname__.split("."):
+        found = getattr(found, part, None)
+    return found is cls
+
+
+def new_lock(kind):
+    """A lock where one was (a logging handler's): a new one, not held; what a lock holds is no value."""
+    import threading
+
+    return threading.RLock() if kind == "rlock" else threading.Lock()
+
+
+def bound_method(owner, name):
+    """A method of an object that crossed by value (``parser.getint``), as the judge's own object's method: the
+    class's code, never the candidate's."""
+    if not isinstance(name, str) or name.startswith("__"):
+        raise WireError(f"a method {name!r} may not be bound by the judge")
+    found = getattr(owner, name)
+    if getattr(found, "__self__", None) is not owner:
+        raise WireError(f"{name!r} is not a method of the object")
+    return found
+
+
+def named_tuple(typename, fields, values):
+    """A tuple of a namedtuple class made at run time (so pickle cannot name it), rebuilt as a namedtuple class
+    of the same names made here: only names cross, and its ``__eq__`` is tuple's."""
+    return _named_class(typename, tuple(fields))(*values)
+
+
+@functools.lru_cache(maxsize=256)
+def _named_class(typename, fields):
+    return collections.namedtuple(typename, fields)
 
 
 def dict_view(kind, items):
@@ -415,6 +464,13 @@ def memory(data, form, shape, readonly):
     return view.cast("B").cast(form, shape) if shape is not None and (form != "B" or len(shape) != 1) else view
 
 
+def _locks():
+    import threading
+
+    return {type(threading.Lock()): "lock", type(threading.RLock()): "rlock"}
+
+
+_LOCKS = _locks()
 _VIEWS = {type({}.keys()): "keys", type({}.values()): "values", type({}.items()): "items"}
 
 
