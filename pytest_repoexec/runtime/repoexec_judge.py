@@ -8,6 +8,7 @@ Only the inner plugin opens the channel (``open_channel``), before the tests' mo
 import builtins
 import functools
 import inspect
+import os
 import pickle
 import select
 import sys
@@ -17,7 +18,8 @@ from repoexec_wire import (FUNCTION_TYPES, WireError, _named, _of_tests, dumps, 
                            socket_from, trusted_module)
 
 DESCRIBE_WAIT = 10.0  # seconds the candidate's process has to describe its target, its module's import included
-STUCK_GRACE = 2.0  # seconds the candidate's process has to answer an abandoned call before it counts as stuck
+STUCK_GRACE = 2.0
+_OWN_VARIABLES = ("REPOEXEC", "PYTEST", "PYTHON")  # the runtime's, pytest's and the interpreter's: never sent  # seconds the candidate's process has to answer an abandoned call before it counts as stuck
 _CHANNEL = None
 
 
@@ -160,6 +162,8 @@ class Channel:
         self.abandoned = None  # a call whose answer a timeout left behind
         self.broken = None  # why no more calls can be made
         self.limit = 0.0  # the running test's time limit: the candidate's process interrupts a call past it
+        self.environ, self.cwd = {}, None
+        self._context()  # the environment as both processes start with it: only later changes cross
 
     def call(self, target, args, kwargs):
         if self.broken:
@@ -170,12 +174,27 @@ class Channel:
         number = self.ids
         arguments = [*args, *kwargs.values()]
         try:
-            payload = self._dumps(("call", number, target, tuple(args), dict(kwargs), self.limit))
+            payload = self._dumps(("call", number, target, tuple(args), dict(kwargs), self.limit, self._context()))
         except (pickle.PicklingError, TypeError, AttributeError, RuntimeError) as exc:
             raise CandidateError(f"the test's arguments cannot be sent to the candidate's process: {exc}") from None
         self._send(payload)
         self.abandoned = number  # until its answer is read
         return self._wait(number, arguments)
+
+    def _context(self):
+        """What the test changed of the judge's environment since the last call (``monkeypatch.setenv``, a
+        variable removed: None), and its working directory where that changed: the candidate's process applies
+        them before the call. The runtime's and pytest's own variables stay the judge's."""
+        environ = {name: value for name, value in os.environ.items() if not name.startswith(_OWN_VARIABLES)}
+        changes = {name: value for name, value in environ.items() if self.environ.get(name) != value}
+        changes.update({name: None for name in self.environ if name not in environ})
+        self.environ = environ
+        try:
+            cwd = os.getcwd()
+        except OSError:
+            cwd = None
+        moved, self.cwd = (cwd if cwd != self.cwd else None), cwd
+        return changes, moved
 
     def describe(self, target):
         """The target's (doc, parameters), or None where the candidate's process does not answer in time (its
@@ -370,6 +389,7 @@ def _unpicklable(obj):
     return not _named(type(obj)) or _of_tests(type(obj).__module__)
 
 
+_NAMES = ("__name__", "__qualname__", "__module__", "__doc__")  # the dunders a lent object shows: what it is called
 # What the candidate may do with an object the judge lent it: use it, never look inside it.
 _OPS = {
     "call": lambda target, *args, **kwargs: target(*args, **kwargs), "next": next, "iter": iter, "len": len,
@@ -380,7 +400,8 @@ _OPS = {
 
 
 def _use(target, op, args, kwargs):
-    if op == "getattr" and len(args) == 1 and isinstance(args[0], str) and not args[0].startswith("__") \
+    if op == "getattr" and len(args) == 1 and isinstance(args[0], str) and (not args[0].startswith("__") or
+                                                                            args[0] in _NAMES) \
             and not isinstance(target, (*FUNCTION_TYPES, functools.partial, types.ModuleType)):
         return getattr(target, args[0])  # a lent object's own data and methods; a function shows none
     if op in _OPS and (op == "call" or not isinstance(target, FUNCTION_TYPES)):

@@ -8,6 +8,7 @@ file is a courtesy to honest code (values by pickle, the rest as handles), not a
 """
 
 import argparse
+import functools
 import importlib
 import inspect
 import os
@@ -18,7 +19,7 @@ import traceback
 import types
 
 from repoexec_guard import apply_limits, deny_system_calls, limit_kind
-from repoexec_wire import FUNCTION_TYPES, WIRE_CALLS, dumps, is_value_type, module_of_project, receive, send, socket_from
+from repoexec_wire import FUNCTION_TYPES, WIRE_CALLS, _named_singleton, converted, dumps, is_value_type, module_of_project, receive, send, socket_from
 
 _GRACE = 0.5  # seconds past the test's limit before a call is interrupted here (the judge's timeout comes first)
 
@@ -63,9 +64,17 @@ class Lent:
         return self._ask("exit", kind is not None)
 
     def __getattr__(self, name):
-        if name.startswith("__"):
+        if name.startswith("__") and name not in ("__name__", "__qualname__"):
             raise AttributeError(name)
         return self._ask("getattr", name)
+
+    @property
+    def __doc__(self):
+        return self._ask("getattr", "__doc__")
+
+    @property
+    def __module__(self):  # noqa: A003 (the judge's object's: a class made in a test names its module)
+        return self._ask("getattr", "__module__")
 
     def __repr__(self):
         return f"<the judge's object {self._hid}>"
@@ -173,8 +182,12 @@ class Server:
             return None  # what rebuilds a value on the judge's side, named as it is
         if obj is sys.stdout or obj is sys.stderr or obj is sys.stdin:
             return ("std", ("stdin", "stdout", "stderr")[(sys.stdin, sys.stdout, sys.stderr).index(obj)])
-        if _bound_to_value(obj):  # sent as (its object, its name): repoexec_wire.bound_method
+        if _named_singleton(obj) is not None:  # a module's named object (typing.Union): pickled by its name
             return None
+        if converted(obj) is not NotImplemented:  # a lock, a method of a value, a dict's view: as the wire sends them
+            return None
+        if isinstance(obj, functools.partial) and (_bound_to_value(obj.func) or _global_name(obj.func)):
+            return None  # a partial of a value's method or of a named function: a value (a parser's getint)
         if isinstance(obj, type) or is_value_type(cls) or module_of_project(cls.__module__, self.project_roots) \
                 and not isinstance(obj, FUNCTION_TYPES):
             return None
@@ -248,7 +261,8 @@ class Server:
                     raise message[2]
                 return message[3]
 
-    def _call(self, number, target, args, kwargs, limit=0.0):
+    def _call(self, number, target, args, kwargs, limit=0.0, context=None):
+        _apply_context(context)
         arguments = [*args, *kwargs.values()]
         before = {index: _snapshot(value) for index, value in enumerate(arguments) if _mutable(value)}
         saved = self.arguments
@@ -303,6 +317,21 @@ class Server:
             obj, op = self.handles[target[1]], target[2]
             return _HANDLE_OPS[op](obj, *args, **kwargs)
         raise LookupError(f"no target of kind {kind!r}")
+
+
+def _apply_context(context):
+    """The judge's environment variables as the test changed them, and its working directory where it moved."""
+    changes, cwd = context if isinstance(context, tuple) and len(context) == 2 else ({}, None)
+    for name, value in (changes or {}).items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
+    if cwd:
+        try:
+            os.chdir(cwd)
+        except OSError:  # a folder of the judge's that the candidate's sandbox does not show
+            pass
 
 
 def _bound_to_value(method):
