@@ -182,7 +182,7 @@ class Server:
             return None  # what rebuilds a value on the judge's side, named as it is
         if obj is sys.stdout or obj is sys.stderr or obj is sys.stdin:
             return ("std", ("stdin", "stdout", "stderr")[(sys.stdin, sys.stdout, sys.stderr).index(obj)])
-        if _named_singleton(obj) is not None:  # a module's named object (typing.Union): pickled by its name
+        if not isinstance(obj, FUNCTION_TYPES) and _named_singleton(obj) is not None:  # typing.Union: by its name
             return None
         if converted(obj) is not NotImplemented:  # a lock, a method of a value, a dict's view: as the wire sends them
             return None
