@@ -89,6 +89,28 @@ def denied_function():
     import os
     return os.system
 
+def environment(name):
+    import os
+    return os.environ.get(name)
+
+def always_contains():
+    class Bag:
+        def __call__(self):
+            return None
+
+        def __contains__(self, item):
+            return True
+
+        def __iter__(self):
+            return iter(["wrong"])
+    return Bag()
+
+def hints():
+    import typing, collections.abc, configparser
+    parser = configparser.ConfigParser()
+    parser.read_string("[a]\\nx = 1\\n")
+    return typing.Optional[typing.Mapping[str, int]], typing.Union, collections.abc.Collection, parser
+
 def own_error():
     class Missing(KeyError):
         pass
@@ -282,6 +304,34 @@ def test_a_library_object_holding_the_candidates_function_and_a_denied_function_
     with pytest.raises(WireError, match="holding an object of the candidate's process"):
         call(judge, "library_holding_a_function")
     assert isinstance(call(judge, "denied_function"), repoexec_judge.Handle)  # os.system stays the candidate's
+
+
+def test_the_environment_a_test_changes_reaches_the_candidate_and_the_runtimes_own_does_not(channel, monkeypatch):
+    judge, _ = channel
+    monkeypatch.setenv("RX_SETTING", "on")
+    monkeypatch.setenv("REPOEXEC_RX_SECRET", "expected")
+    assert call(judge, "environment", "RX_SETTING") == "on"
+    assert call(judge, "environment", "REPOEXEC_RX_SECRET") is None
+    monkeypatch.delenv("RX_SETTING")
+    assert call(judge, "environment", "RX_SETTING") is None
+
+
+def test_a_candidates_container_cannot_say_it_holds_the_expected_value(channel):
+    judge, _ = channel
+    bag = call(judge, "always_contains")  # callable: a handle; `in` iterates it and compares here
+    assert isinstance(bag, repoexec_judge.Handle) and "expected" not in bag and "wrong" in bag
+
+
+def test_type_hints_named_library_objects_and_a_parser_cross(channel):
+    import collections.abc
+    import configparser
+    import typing
+
+    judge, _ = channel
+    optional, union, collection, parser = call(judge, "hints")
+    assert optional == typing.Optional[typing.Mapping[str, int]] and union is typing.Union
+    assert collection is collections.abc.Collection
+    assert type(parser) is configparser.ConfigParser and parser.getint("a", "x") == 1 and parser["a"]["x"] == "1"
 
 
 # --- the restricted unpickler, on streams a candidate may write by hand -------------------------------------

@@ -134,7 +134,8 @@ class Handle:
         return self._ask("getitem", key)
 
     def __contains__(self, key):
-        return self._ask("contains", key)
+        # by iteration, compared here: the candidate's own __contains__ would answer yes to the expected value
+        return any(item is key or item == key for item in self)
 
     def __getattr__(self, name):
         if name.startswith("__") and name not in ("__name__", "__qualname__", "__wrapped__"):
