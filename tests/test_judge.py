@@ -103,6 +103,7 @@ def always_contains():
 
         def __iter__(self):
             return iter(["wrong"])
+    Bag.__module__ = "bags"  # not the project's: a callable of the candidate's stays a handle
     return Bag()
 
 def hints():
@@ -110,6 +111,13 @@ def hints():
     parser = configparser.ConfigParser()
     parser.read_string("[a]\\nx = 1\\n")
     return typing.Optional[typing.Mapping[str, int]], typing.Union, collections.abc.Collection, parser
+
+def described(a, b=2, *, c):
+    """The candidate's own doc."""
+    return a
+
+def slot():
+    return object.__init__
 
 def own_error():
     class Missing(KeyError):
@@ -332,6 +340,16 @@ def test_type_hints_named_library_objects_and_a_parser_cross(channel):
     assert optional == typing.Optional[typing.Mapping[str, int]] and union is typing.Union
     assert collection is collections.abc.Collection
     assert type(parser) is configparser.ConfigParser and parser.getint("a", "x") == 1 and parser["a"]["x"] == "1"
+
+
+def test_the_stub_shows_the_candidates_doc_and_signature_and_builtin_slots_are_the_judges(channel, monkeypatch):
+    import inspect
+
+    judge, _ = channel
+    monkeypatch.setattr(repoexec_judge, "_CHANNEL", judge)
+    stub = repoexec_judge.function("shop.candidate", "described")
+    assert stub.__doc__ == "The candidate's own doc." and str(inspect.signature(stub)) == "(a, b=2, *, c)"
+    assert call(judge, "slot") is object.__init__
 
 
 # --- the restricted unpickler, on streams a candidate may write by hand -------------------------------------

@@ -81,7 +81,8 @@ def _described(stub, target):
     stub.__doc__ = doc if isinstance(doc, str) else None
     try:
         stub.__signature__ = inspect.Signature([inspect.Parameter(
-            name, inspect._ParameterKind(kind), default=default) for name, kind, default in parameters])
+            name, inspect._ParameterKind(kind), default=default[0] if default else inspect.Parameter.empty)
+            for name, kind, *default in parameters])
     except (TypeError, ValueError):
         pass
     return stub

@@ -173,17 +173,17 @@ class Server:
         if index is not None:  # an argument returned, immutable ones too: `returned is argument` holds
             self.in_reference = 2
             return ("arg", index)
+        cls = type(obj)
         if id(obj) in self.lent_ids:
             return ("judge", self.lent_ids[id(obj)])
-        cls = type(obj)
         if isinstance(obj, types.ModuleType):  # by name: the judge has its own (a library's, the project's)
             return ("module", obj.__name__)
         if getattr(obj, "__module__", None) == "repoexec_wire" and getattr(obj, "__name__", None) in WIRE_CALLS:
             return None  # what rebuilds a value on the judge's side, named as it is
         if obj is sys.stdout or obj is sys.stderr or obj is sys.stdin:
             return ("std", ("stdin", "stdout", "stderr")[(sys.stdin, sys.stdout, sys.stderr).index(obj)])
-        if not isinstance(obj, FUNCTION_TYPES) and _named_singleton(obj) is not None:  # typing.Union: by its name
-            return None
+        if not isinstance(obj, FUNCTION_TYPES) and _named_singleton(obj) is not None or cls.__module__ == "typing":
+            return None  # typing.Union by its name, typing.Optional[int] as typing's subscription
         if converted(obj) is not NotImplemented:  # a lock, a method of a value, a dict's view: as the wire sends them
             return None
         if isinstance(obj, functools.partial) and (_bound_to_value(obj.func) or _global_name(obj.func)):
@@ -226,8 +226,9 @@ class Server:
             function = self._function(target)
             try:
                 signature = inspect.signature(function)
-                parameters = [(p.name, int(p.kind), p.default if p.default is p.empty or is_value_type(type(p.default))
-                               else ...) for p in signature.parameters.values()]
+                parameters = [(p.name, int(p.kind)) if p.default is p.empty else (
+                    p.name, int(p.kind), p.default if is_value_type(type(p.default)) else ...)
+                    for p in signature.parameters.values()]
             except (TypeError, ValueError):
                 parameters = None
             doc = function.__doc__ if isinstance(function.__doc__, str) else None
@@ -346,6 +347,9 @@ def _global_name(obj):
     """(module, qualname) of a module-level function that its module holds under that name, else None: the judge
     may then use its own (a library's function stays what it is: ``import_object("os.path.join") is join``)."""
     module, qualname = getattr(obj, "__module__", None), getattr(obj, "__qualname__", None)
+    owner = getattr(obj, "__objclass__", None)
+    if module is None and isinstance(owner, type) and owner.__module__ == "builtins":  # object.__init__
+        return ("builtins", qualname) if getattr(owner, obj.__name__, None) is obj else None
     if not isinstance(module, str) or not isinstance(qualname, str) or "<" in qualname:
         return None
     found = sys.modules.get(module)

@@ -182,6 +182,11 @@ def trusted_module(name, roots, modules_only=False):
 def resolve_global(module, qualname, roots):
     """The judge's own function or class ``module.qualname`` (a library's or the project's), or None: what the
     candidate's process names so is the judge's code, never the candidate's."""
+    if module == "builtins" and isinstance(qualname, str) and qualname.count(".") == 1:
+        owner, _, name = qualname.partition(".")  # a builtin type's slot (object.__init__): the judge's own
+        found = getattr(getattr(builtins, owner, None), name, None)
+        return found if isinstance(getattr(builtins, owner, None), type) and type(found).__name__ in (
+            "wrapper_descriptor", "method_descriptor") else None
     owner = trusted_module(module, roots)
     if owner is None or not isinstance(qualname, str) or "<" in qualname:
         return None
@@ -253,6 +258,8 @@ class JudgeUnpickler(pickle._Unpickler):
             if isinstance(found, type) and found.__module__ == module:
                 self.library_classes.add(found)
                 return found
+            if isinstance(found, (types.FunctionType, types.BuiltinFunctionType)) and found.__module__ == module:
+                return found  # a library's function by its name (a file handler's io.open): the judge's own
             if not isinstance(found, (types.ModuleType, *FUNCTION_TYPES)) and _named_singleton(found) == name \
                     and not _equals_anything(found):
                 return found  # a library's named object (typing.Union): the judge's own
