@@ -54,7 +54,8 @@ EXCEPTIONS = frozenset(value for value in vars(builtins).values()
                        if isinstance(value, type) and issubclass(value, BaseException))
 # Functions that pickle itself names to rebuild a standard value (a compiled pattern).
 VALUE_CALLS = {("re", "_compile"), ("repoexec_wire", "dict_view"), ("repoexec_wire", "memory"),
-               ("repoexec_wire", "named_tuple"), ("repoexec_wire", "new_lock"), ("repoexec_wire", "bound_method")}
+               ("repoexec_wire", "named_tuple"), ("repoexec_wire", "new_lock"), ("repoexec_wire", "bound_method"),
+               ("repoexec_wire", "builtin_type")}
 WIRE_CALLS = frozenset(name for module, name in VALUE_CALLS if module == "repoexec_wire")
 # numpy's arrays and scalars, the one third-party value type RepoExec's expected outputs hold
 NUMPY = {("numpy", "ndarray"), ("numpy", "dtype"), ("numpy.core.multiarray", "_reconstruct"),
@@ -444,6 +445,8 @@ def converted(obj):
             return memory, (obj.tobytes(), obj.format, obj.shape, obj.readonly)
         if type(obj) is types.MethodType and not isinstance(obj.__self__, (type, types.ModuleType)):
             return bound_method, (obj.__self__, obj.__name__)
+        if isinstance(obj, type) and obj in _BUILTIN_TYPES.values() and not _named(obj):
+            return builtin_type, (obj.__qualname__,)
         if type(obj) in _LOCKS:
             return new_lock, (_LOCKS[type(obj)],)
         fields = getattr(type(obj), "_fields", None)
@@ -460,6 +463,22 @@ def _named(cls):
     for part in cls.__qualname__.split("."):
         found = getattr(found, part, None)
     return found is cls
+
+
+def builtin_type(name):
+    """A type of the interpreter's that pickle cannot name (``type(iter(()))``), by its name."""
+    return _BUILTIN_TYPES[name]
+
+
+def _builtin_types():
+    samples = [iter(()), iter([]), iter({}), iter(set()), iter(""), iter(b""), iter(bytearray()), iter(range(0)),
+               reversed([]), reversed(range(0)), {}.keys(), {}.values(), {}.items(), iter({}.values()),
+               iter({}.items()), (x for x in ()), memoryview(b""), type.__dict__, len, [].append, object.__init__,
+               object.__str__, str.join, int.__add__, zip(), map(len, ()), filter(None, ()), enumerate(())]
+    return {type(sample).__qualname__: type(sample) for sample in samples}
+
+
+_BUILTIN_TYPES = _builtin_types()
 
 
 def new_lock(kind):
