@@ -119,6 +119,15 @@ def described(a, b=2, *, c):
 def slot():
     return object.__init__
 
+def cached():
+    import shop.money as money
+    till = money.__dict__.setdefault("_till", money.Till())
+    till.count = getattr(till, "count", 0) + 1
+    return till
+
+def total(values):
+    return sum(values)
+
 def own_error():
     class Missing(KeyError):
         pass
@@ -146,6 +155,10 @@ class Price:
 
     def __eq__(self, other):
         return isinstance(other, Price) and self.amount == other.amount
+
+
+class Till:
+    pass
 '''
 
 
@@ -272,9 +285,9 @@ def test_a_lent_object_shows_no_dunder_and_a_lent_function_no_attribute(name):
     def helper():
         return 1
 
-    with pytest.raises(LookupError):
+    with pytest.raises(AttributeError):
         repoexec_judge._use(helper, "getattr", (name,), {})
-    with pytest.raises(LookupError):
+    with pytest.raises(AttributeError):
         repoexec_judge._use(io.StringIO("x"), "getattr", ("__class__" if name == "co_consts" else name,), {})
     with pytest.raises(LookupError):
         repoexec_judge._use(helper, "iter", (), {})
@@ -352,6 +365,22 @@ def test_the_stub_shows_the_candidates_doc_and_signature_and_builtin_slots_are_t
     assert call(judge, "slot") is object.__init__
 
 
+def test_the_same_object_answered_twice_is_the_same_object_with_its_new_state(channel):
+    judge, _ = channel
+    first = call(judge, "cached")
+    second = call(judge, "cached")
+    assert first is second and second.count == 2
+
+
+def test_a_lent_generator_is_iterated_and_never_looked_into(channel):
+    judge, _ = channel
+    assert call(judge, "total", (x for x in [1, 2, 3])) == 6
+    generator = (x for x in [1])
+    for name in ("gi_frame", "gi_code"):
+        with pytest.raises(AttributeError):
+            repoexec_judge._use(generator, "getattr", (name,), {})
+
+
 # --- the restricted unpickler, on streams a candidate may write by hand -------------------------------------
 
 def judge_loads(data: bytes, roots=()):
@@ -405,6 +434,14 @@ def test_the_judge_refuses_to_set_state_on_a_library_class():
 def test_the_judge_refuses_mocks_matchers_and_denied_modules_names(stream):
     with pytest.raises(WireError, match="may not cross"):
         judge_loads(stream)
+
+
+def test_a_class_of_a_denied_module_crosses_as_a_reference_never_made():
+    import inspect
+
+    assert judge_loads(pickle.dumps(inspect.Signature, protocol=4)) is inspect.Signature
+    with pytest.raises(WireError, match="reference only"):
+        judge_loads(pickle.dumps(inspect.Signature(), protocol=4))
 
 
 def test_a_library_object_that_equals_anything_is_refused(tmp_path, monkeypatch):

@@ -161,6 +161,7 @@ class Channel:
         self.on_stop = on_stop  # told why the session must stop (the candidate's process is gone or stuck)
         self.ids = 0
         self.lent, self.lent_ids = {}, {}  # the judge's objects the candidate may call back: hid -> object
+        self.objects = {}  # the candidate's objects answered by value, by the number its process gave them
         self.abandoned = None  # a call whose answer a timeout left behind
         self.broken = None  # why no more calls can be made
         self.limit = 0.0  # the running test's time limit: the candidate's process interrupts a call past it
@@ -277,6 +278,11 @@ class Channel:
         for index, state in (extra or {}).items():
             if isinstance(index, int) and 0 <= index < len(arguments):
                 _apply(arguments[index], state)
+            elif isinstance(index, tuple) and len(index) == 2 and index[0] == "obj" and isinstance(index[1], int):
+                known = self.objects.setdefault(index[1], state)  # first seen: this one; later: its new state
+                if known is not state:
+                    _apply(known, state)
+                    value = known if value is state else value
         return True, value
 
     def _callback(self, number, hid, op, args, kwargs):
@@ -401,13 +407,19 @@ _OPS = {
 }
 
 
+_ITERATED = (types.GeneratorType, types.AsyncGeneratorType)  # lent: iterated, never looked into (gi_frame)
+
+
 def _use(target, op, args, kwargs):
     if op == "getattr" and len(args) == 1 and isinstance(args[0], str) and (not args[0].startswith("__") or
                                                                             args[0] in _NAMES) \
             and not isinstance(target, (*FUNCTION_TYPES, functools.partial, types.ModuleType)):
         return getattr(target, args[0])  # a lent object's own data and methods; a function shows none
-    if op in _OPS and (op == "call" or not isinstance(target, FUNCTION_TYPES)):
+    if op in _OPS and (op == "call" or not isinstance(target, FUNCTION_TYPES)
+                       or op in ("iter", "next") and isinstance(target, _ITERATED)):
         return _OPS[op](target, *args, **kwargs)
+    if op == "getattr":  # as Python says it (hasattr, getattr with a default work on the other side)
+        raise AttributeError(f"the judge's lent object shows no attribute {str(args[0] if args else '')[:100]!r}")
     raise LookupError(f"no operation {op!r} on a lent object")
 
 

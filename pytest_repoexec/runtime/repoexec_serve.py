@@ -138,6 +138,7 @@ class Server:
         self.arguments = {}  # id -> index of the current call's arguments (identity kept across)
         self.by_value = set()  # ids of the arguments whose new state is being sent
         self.in_reference = 0
+        self.objects = {}  # id -> (number, object): the objects answered by value, kept alive, numbered for the judge
 
     # --- reading the judge ---
 
@@ -282,6 +283,9 @@ class Server:
             self.arguments = saved
         changed = {index: arguments[index] for index, was in before.items() if _snapshot(arguments[index]) != was}
         self.arguments = {id(value): index for index, value in enumerate(arguments)}
+        if id(value) not in self.arguments and _kept(value):  # the same object answered again is the same there
+            number_of = self.objects.setdefault(id(value), (len(self.objects) + 1, value))[0]
+            changed[("obj", number_of)] = value
         self.by_value = {id(value) for value in changed.values()}
         try:  # the new states first: the answer, if it is one of them, is then the argument itself
             self._send(("return", number, changed, value))
@@ -318,6 +322,15 @@ class Server:
             obj, op = self.handles[target[1]], target[2]
             return _HANDLE_OPS[op](obj, *args, **kwargs)
         raise LookupError(f"no target of kind {kind!r}")
+
+
+def _kept(value):
+    """An answer with an identity of its own, sent by value: a project's or a library's object (a cache's
+    ``Locale``), not a value type, a class, a module, a function or what becomes a handle."""
+    return hasattr(value, "__dict__") and not isinstance(value, (type, types.ModuleType, BaseException,
+                                                                 *FUNCTION_TYPES)) \
+        and not is_value_type(type(value)) and not callable(value) and not hasattr(value, "__next__") \
+        and not hasattr(value, "__enter__")
 
 
 def _apply_context(context):

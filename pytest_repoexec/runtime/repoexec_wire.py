@@ -16,7 +16,8 @@ their length on a Unix socket. The judge trusts nothing the candidate's process 
   other project class is rebuilt without its ``__init__`` (``__new__`` and its state, as pickle's own
   protocol 2 does), so no project code runs on the candidate's arguments in the judge but ``__setstate__``.
 - persistent ids are only the judge's own markers: an argument of the call (identity kept), a handle to an
-  object that stays in the candidate's process, an object of the judge's that was lent to the candidate.
+  object that stays in the candidate's process (or, where it is a library's or the project's function by name,
+  the judge's own), an object of the judge's that was lent to the candidate, a module or standard stream by name.
 
 What the judge sends is its own (the tests' arguments): the candidate's process reads it with pickle as it is.
 """
@@ -76,6 +77,8 @@ DENIED = frozenset({
     "faulthandler", "tracemalloc", "traceback", "linecache", "webbrowser", "antigravity", "this", "__main__",
     "site", "sitecustomize", "usercustomize", "_testcapi", "_xxsubinterpreters", "atexit", "builtins",
 })
+# denied packages whose classes cross all the same, as references only (a hint names inspect.Signature)
+REFERENCES_ONLY = frozenset({"inspect", "functools", "operator", "itertools", "types", "copy", "traceback"})
 # structseqs of a denied module that are values all the same (os.stat() and the like)
 ALLOWED_DENIED = {("functools", "partial"), ("os", "stat_result"), ("os", "statvfs_result"), ("os", "terminal_size"), ("os", "times_result"),
                   ("os", "uname_result"), ("types", "SimpleNamespace")}
@@ -234,7 +237,7 @@ class JudgeUnpickler(pickle._Unpickler):
         super().__init__(io.BytesIO(data))
         self.project_roots = project_roots
         self.persistent = persistent
-        self.library_classes, self.library_objects = set(), []
+        self.library_classes, self.library_objects, self.references_only = set(), [], set()
 
     def persistent_load(self, pid):
         return self.persistent(pid)
@@ -264,6 +267,11 @@ class JudgeUnpickler(pickle._Unpickler):
             if not isinstance(found, (types.ModuleType, *FUNCTION_TYPES)) and _named_singleton(found) == name \
                     and not _equals_anything(found):
                 return found  # a library's named object (typing.Union): the judge's own
+        elif module.partition(".")[0] in REFERENCES_ONLY and library_module(module, denied_too=True):
+            found = super().find_class(module, name)
+            if isinstance(found, type) and found.__module__ == module:
+                self.references_only.add(found)  # inspect.Signature, as a value names it; never made here
+                return found
         raise WireError(f"{module}.{name} may not cross to the judge: only builtins, standard value types, the "
                         "project's own classes and library classes (not mocks, matchers or pytest's) do")
 
@@ -271,6 +279,7 @@ class JudgeUnpickler(pickle._Unpickler):
         stack = self.stack
         args = stack.pop()
         func = stack[-1]
+        self._may_make(func)
         if func is type and len(args) == 1 and any(args[0] is v for v in (None, ..., NotImplemented)):
             stack[-1] = type(args[0])  # how pickle names NoneType
             return
@@ -283,6 +292,10 @@ class JudgeUnpickler(pickle._Unpickler):
             return
         if isinstance(func, type) and func in self.library_classes and _structseq(func):
             stack[-1] = func(*args)  # os.stat_result((...), {}): a C value type's own constructor
+            return
+        if isinstance(func, type) and args and _made_in_c(func):
+            stack[-1] = func(*args)  # a C type's own constructor (multidict's): no Python code of anyone's runs
+            self._made(stack[-1])
             return
         if isinstance(func, type) and not _may_construct(func):
             # a project class: made as pickle's protocol 2 makes it, without running its __init__ on what came
@@ -308,12 +321,18 @@ class JudgeUnpickler(pickle._Unpickler):
         super().load_build()
 
     def load_newobj(self):
+        self._may_make(self.stack[-2])
         super().load_newobj()
         self._made(self.stack[-1])
 
     def load_newobj_ex(self):
+        self._may_make(self.stack[-3])
         super().load_newobj_ex()
         self._made(self.stack[-1])
+
+    def _may_make(self, cls):
+        if cls in self.references_only:
+            raise WireError(f"{cls.__module__}.{cls.__qualname__} may cross as a reference only, never be made")
 
     def _made(self, obj):
         if type(obj) in self.library_classes:
@@ -341,15 +360,20 @@ class _Probe:
     __slots__ = ()
 
 
-_PROBE = _Probe()
+_PROBES = (_Probe(), "\x00repoexec: no value is this string", -7_349_218_564_091, (_Probe(),))
 
 
 def _equals_anything(obj):
-    try:
-        said = type(obj).__eq__(obj, _PROBE)
-        return bool(obj == _PROBE if said is NotImplemented else said)
-    except Exception:
-        return False
+    """Whether a library object says it equals one of the judge's probes (an object of its own, an unlikely
+    string, number or tuple): an honest value cannot."""
+    for probe in _PROBES:
+        try:
+            said = type(obj).__eq__(obj, probe)
+            if bool(obj == probe if said is NotImplemented else said):
+                return True
+        except Exception:
+            continue
+    return False
 
 
 def _holds_handle(state, depth=0):
@@ -381,6 +405,14 @@ def _named_singleton(obj):
     except Exception:
         return None
     return reduced if isinstance(reduced, str) else None
+
+
+def _made_in_c(cls):
+    """A class whose construction runs C code only, a C base's own (a subclass of multidict's ``CIMultiDict`` that
+    adds methods): ``__new__`` alone would leave that base's memory unset, and reading it would crash the judge."""
+    return type(cls).__call__ is type.__call__ and cls.__init__ is not object.__init__ \
+        and not isinstance(cls.__init__, types.FunctionType) and not isinstance(cls.__new__, types.FunctionType) \
+        and not isinstance(getattr(cls, "__setstate__", None), types.FunctionType)
 
 
 def _structseq(cls):
