@@ -117,7 +117,7 @@ def described(a, b=2, *, c):
     return a
 
 def slot():
-    return object.__init__
+    return object.__init__, (10).bit_length, None.__init__, type(lambda: None), lambda: None
 
 def cached():
     import shop.money as money
@@ -362,7 +362,10 @@ def test_the_stub_shows_the_candidates_doc_and_signature_and_builtin_slots_are_t
     monkeypatch.setattr(repoexec_judge, "_CHANNEL", judge)
     stub = repoexec_judge.function("shop.candidate", "described")
     assert stub.__doc__ == "The candidate's own doc." and str(inspect.signature(stub)) == "(a, b=2, *, c)"
-    assert call(judge, "slot") is object.__init__
+    assert stub.__defaults__ == (2,)
+    init, bit_length, none_init, function_type, function = call(judge, "slot")
+    assert init is object.__init__ and bit_length == (10).bit_length and none_init == None.__init__  # noqa: E711
+    assert function_type is type(lambda: None) and isinstance(function, repoexec_judge.Handle) and bool(function)
 
 
 def test_the_same_object_answered_twice_is_the_same_object_with_its_new_state(channel):

@@ -80,11 +80,17 @@ def _described(stub, target):
     doc, parameters = _CHANNEL.describe(target) or (None, None)
     stub.__doc__ = doc if isinstance(doc, str) else None
     try:
-        stub.__signature__ = inspect.Signature([inspect.Parameter(
+        signature = inspect.Signature([inspect.Parameter(
             name, inspect._ParameterKind(kind), default=default[0] if default else inspect.Parameter.empty)
             for name, kind, *default in parameters])
     except (TypeError, ValueError):
-        pass
+        return stub
+    stub.__signature__ = signature
+    values = signature.parameters.values()
+    stub.__defaults__ = tuple(p.default for p in values if p.kind <= p.POSITIONAL_OR_KEYWORD
+                              and p.default is not p.empty) or None
+    stub.__kwdefaults__ = {p.name: p.default for p in values if p.kind == p.KEYWORD_ONLY
+                           and p.default is not p.empty} or None
     return stub
 
 
@@ -130,6 +136,9 @@ class Handle:
 
     def __len__(self):
         return self._ask("len")
+
+    def __bool__(self):  # the object's own truth (a function's is true), not its len
+        return self._ask("bool") is True
 
     def __getitem__(self, key):
         return self._ask("getitem", key)

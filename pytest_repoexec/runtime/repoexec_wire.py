@@ -475,7 +475,8 @@ def converted(obj):
             return dict_view, (kind, list(obj))
         if type(obj) is memoryview:
             return memory, (obj.tobytes(), obj.format, obj.shape, obj.readonly)
-        if type(obj) is types.MethodType and not isinstance(obj.__self__, (type, types.ModuleType)):
+        if type(obj) is types.MethodType and not isinstance(obj.__self__, (type, types.ModuleType)) \
+                or type(obj) in (types.BuiltinMethodType, types.MethodWrapperType) and is_value_type(type(obj.__self__)):
             return bound_method, (obj.__self__, obj.__name__)
         if isinstance(obj, type) and obj in _BUILTIN_TYPES.values() and not _named(obj):
             return builtin_type, (obj.__qualname__,)
@@ -507,7 +508,10 @@ def _builtin_types():
                reversed([]), reversed(range(0)), {}.keys(), {}.values(), {}.items(), iter({}.values()),
                iter({}.items()), (x for x in ()), memoryview(b""), type.__dict__, len, [].append, object.__init__,
                object.__str__, str.join, int.__add__, zip(), map(len, ()), filter(None, ()), enumerate(())]
-    return {type(sample).__qualname__: type(sample) for sample in samples}
+    found = {type(sample).__qualname__: type(sample) for sample in samples}
+    found.update({cls.__qualname__: cls for cls in vars(types).values()
+                  if isinstance(cls, type) and cls.__module__ == "builtins"})  # function, code, frame, ...
+    return found
 
 
 _BUILTIN_TYPES = _builtin_types()
@@ -523,8 +527,8 @@ def new_lock(kind):
 def bound_method(owner, name):
     """A method of an object that crossed by value (``parser.getint``), as the judge's own object's method: the
     class's code, never the candidate's."""
-    if not isinstance(name, str) or name.startswith("__"):
-        raise WireError(f"a method {name!r} may not be bound by the judge")
+    if not isinstance(name, str) or name.startswith("__") and not is_value_type(type(owner)):
+        raise WireError(f"a method {name!r} may not be bound by the judge")  # a value's own: (10).bit_length
     found = getattr(owner, name)
     if getattr(found, "__self__", None) is not owner:
         raise WireError(f"{name!r} is not a method of the object")
