@@ -400,9 +400,12 @@ def _unpicklable(obj):
             or type(obj) in (dict, list, tuple, set, frozenset, str, bytes, int, float, bool, type(None)):
         return False
     try:
-        obj.__reduce_ex__(4)
+        reduced = obj.__reduce_ex__(4)
     except Exception:
         return True
+    if isinstance(reduced, str):  # pickled by its name (a TypeVar): in a module the candidate's process has
+        module = getattr(obj, "__module__", None) or ""
+        return _of_tests(module) or getattr(sys.modules.get(module), reduced, None) is not obj
     return not _named(type(obj)) or _of_tests(type(obj).__module__)
 
 

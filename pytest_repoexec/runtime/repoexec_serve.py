@@ -19,7 +19,8 @@ import traceback
 import types
 
 from repoexec_guard import apply_limits, deny_system_calls, limit_kind
-from repoexec_wire import FUNCTION_TYPES, WIRE_CALLS, _named_singleton, converted, dumps, is_value_type, module_of_project, receive, send, socket_from
+from repoexec_wire import (FUNCTION_TYPES, WIRE_CALLS, _named, _named_singleton, converted, dumps, is_value_type,
+                           module_of_project, receive, send, socket_from)
 
 _GRACE = 0.5  # seconds past the test's limit before a call is interrupted here (the judge's timeout comes first)
 
@@ -185,7 +186,7 @@ class Server:
             return ("std", ("stdin", "stdout", "stderr")[(sys.stdin, sys.stdout, sys.stderr).index(obj)])
         if not isinstance(obj, FUNCTION_TYPES) and _named_singleton(obj) is not None or cls.__module__ == "typing":
             return None  # typing.Union by its name, typing.Optional[int] as typing's subscription
-        if converted(obj) is not NotImplemented:  # a lock, a method of a value, a dict's view: as the wire sends them
+        if _bound_to_value(obj) if isinstance(obj, types.MethodType) else converted(obj) is not NotImplemented:  # a lock, a method of a value, a dict's view: as the wire sends them
             return None
         if isinstance(obj, functools.partial) and (_bound_to_value(obj.func) or _global_name(obj.func)):
             return None  # a partial of a value's method or of a named function: a value (a parser's getint)
@@ -351,9 +352,10 @@ def _apply_context(context):
 def _bound_to_value(method):
     """A method of an object that crosses by value (a parser's ``getint``), under its own name."""
     owner = getattr(method, "__self__", None)
-    return isinstance(method, types.MethodType) and not isinstance(owner, (type, types.ModuleType)) \
-        and not callable(owner) and not hasattr(owner, "__next__") and not method.__name__.startswith("__") \
-        and getattr(owner, method.__name__, None) == method
+    if isinstance(owner, type):  # a class method of a class pickle names
+        return _named(owner) and getattr(owner, method.__name__, None) == method
+    return not isinstance(owner, types.ModuleType) and _named(type(owner)) and not callable(owner) \
+        and not hasattr(owner, "__next__") and getattr(owner, method.__name__, None) == method
 
 
 def _global_name(obj):

@@ -63,7 +63,8 @@ NUMPY = {("numpy", "ndarray"), ("numpy", "dtype"), ("numpy.core.multiarray", "_r
          ("numpy._core.multiarray", "_reconstruct"), ("numpy.core.multiarray", "scalar"),
          ("numpy._core.multiarray", "scalar")}
 _NAMES = {(cls.__module__, cls.__qualname__): cls for cls in VALUE_TYPES | EXCEPTIONS}
-_NAMES.update({("pathlib", "PosixPath"): pathlib.PosixPath, ("builtins", "NoneType"): type(None)})
+_NAMES.update({("pathlib", "PosixPath"): pathlib.PosixPath, ("builtins", "NoneType"): type(None),
+               ("builtins", "Ellipsis"): ..., ("builtins", "NotImplemented"): NotImplemented})
 
 
 # Top-level packages none of whose classes, functions or modules cross to the judge: matchers and mocks (their
@@ -475,9 +476,12 @@ def converted(obj):
             return dict_view, (kind, list(obj))
         if type(obj) is memoryview:
             return memory, (obj.tobytes(), obj.format, obj.shape, obj.readonly)
-        if type(obj) is types.MethodType and not isinstance(obj.__self__, (type, types.ModuleType)) \
-                or type(obj) in (types.BuiltinMethodType, types.MethodWrapperType) and is_value_type(type(obj.__self__)):
-            return bound_method, (obj.__self__, obj.__name__)
+        owner = getattr(obj, "__self__", None)
+        if type(obj) is types.MethodType and not isinstance(owner, types.ModuleType) \
+                and (not isinstance(owner, type) or _named(owner)) \
+                or type(obj) in (types.BuiltinMethodType, types.MethodWrapperType) \
+                and (is_value_type(type(owner)) or isinstance(owner, type) and _named(owner)):
+            return bound_method, (owner, obj.__name__)  # parser.getint, (10).bit_length, int.mro, Cls.create
         if isinstance(obj, type) and obj in _BUILTIN_TYPES.values() and not _named(obj):
             return builtin_type, (obj.__qualname__,)
         if type(obj) in _LOCKS:
@@ -527,8 +531,8 @@ def new_lock(kind):
 def bound_method(owner, name):
     """A method of an object that crossed by value (``parser.getint``), as the judge's own object's method: the
     class's code, never the candidate's."""
-    if not isinstance(name, str) or name.startswith("__") and not is_value_type(type(owner)):
-        raise WireError(f"a method {name!r} may not be bound by the judge")  # a value's own: (10).bit_length
+    if not isinstance(name, str):
+        raise WireError(f"a method {name!r} may not be bound by the judge")
     found = getattr(owner, name)
     if getattr(found, "__self__", None) is not owner:
         raise WireError(f"{name!r} is not a method of the object")
