@@ -56,7 +56,7 @@ EXCEPTIONS = frozenset(value for value in vars(builtins).values()
 # Functions that pickle itself names to rebuild a standard value (a compiled pattern).
 VALUE_CALLS = {("re", "_compile"), ("repoexec_wire", "dict_view"), ("repoexec_wire", "memory"),
                ("repoexec_wire", "named_tuple"), ("repoexec_wire", "new_lock"), ("repoexec_wire", "bound_method"),
-               ("repoexec_wire", "builtin_type")}
+               ("repoexec_wire", "builtin_type"), ("repoexec_wire", "type_variable")}
 WIRE_CALLS = frozenset(name for module, name in VALUE_CALLS if module == "repoexec_wire")
 # numpy's arrays and scalars, the one third-party value type RepoExec's expected outputs hold
 NUMPY = {("numpy", "ndarray"), ("numpy", "dtype"), ("numpy.core.multiarray", "_reconstruct"),
@@ -482,6 +482,12 @@ def converted(obj):
                 or type(obj) in (types.BuiltinMethodType, types.MethodWrapperType) \
                 and (is_value_type(type(owner)) or isinstance(owner, type) and _named(owner)):
             return bound_method, (owner, obj.__name__)  # parser.getint, (10).bit_length, int.mro, Cls.create
+        if type(obj) in _DESCRIPTORS and _named(obj.__objclass__):
+            return bound_method, (obj.__objclass__, obj.__name__)  # OSError.errno
+        if type(obj).__module__ == "typing" and type(obj).__name__ == "TypeVar" and (
+                not _named_by_reduce(obj) or _of_tests(obj.__module__) or obj.__module__ == "__main__"):
+            return type_variable, (obj.__name__, obj.__constraints__, obj.__bound__, obj.__covariant__,
+                                   obj.__contravariant__)
         if isinstance(obj, type) and obj in _BUILTIN_TYPES.values() and not _named(obj):
             return builtin_type, (obj.__qualname__,)
         if type(obj) in _LOCKS:
@@ -534,9 +540,27 @@ def bound_method(owner, name):
     if not isinstance(name, str):
         raise WireError(f"a method {name!r} may not be bound by the judge")
     found = getattr(owner, name)
-    if getattr(found, "__self__", None) is not owner:
+    if getattr(found, "__self__", None) is not owner and not (type(found) in _DESCRIPTORS
+                                                             and found.__objclass__ is owner):
         raise WireError(f"{name!r} is not a method of the object")
     return found
+
+
+def type_variable(name, constraints, bound, covariant, contravariant):
+    """A TypeVar made where pickle cannot name it (in a test, in a function): one of the same name and bounds."""
+    import typing
+
+    return typing.TypeVar(name, *constraints, bound=bound, covariant=covariant, contravariant=contravariant)
+
+
+def _named_by_reduce(obj):
+    import sys
+
+    try:
+        name = obj.__reduce_ex__(4)
+    except Exception:
+        return False
+    return isinstance(name, str) and getattr(sys.modules.get(getattr(obj, "__module__", "")), name, None) is obj
 
 
 def named_tuple(typename, fields, values):
@@ -571,6 +595,7 @@ def _locks():
 
 
 _LOCKS = _locks()
+_DESCRIPTORS = (type(OSError.errno), type(type.__dict__["__name__"]))  # member and getset descriptors
 _VIEWS = {type({}.keys()): "keys", type({}.values()): "values", type({}.items()): "items"}
 
 
