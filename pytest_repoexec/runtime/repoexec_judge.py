@@ -14,12 +14,12 @@ import select
 import sys
 import types
 
-from repoexec_wire import (FUNCTION_TYPES, WireError, _named, _of_tests, dumps, loads_checked, receive, resolve_global, send,
-                           socket_from, trusted_module)
+from repoexec_wire import (FUNCTION_TYPES, WireError, _named, _of_tests, dumps, loads_checked, receive,
+                           resolve_global, send, socket_from, trusted_module)
 
 DESCRIBE_WAIT = 10.0  # seconds the candidate's process has to describe its target, its module's import included
-STUCK_GRACE = 2.0
-_OWN_VARIABLES = ("REPOEXEC", "PYTEST", "PYTHON")  # the runtime's, pytest's and the interpreter's: never sent  # seconds the candidate's process has to answer an abandoned call before it counts as stuck
+STUCK_GRACE = 2.0  # seconds the candidate's process has to answer an abandoned call before it counts as stuck
+_OWN_VARIABLES = ("REPOEXEC", "PYTEST", "PYTHON")  # the runtime's, pytest's and the interpreter's: never sent
 _CHANNEL = None
 
 

@@ -377,19 +377,24 @@ def _equals_anything(obj):
     return False
 
 
-def _holds_handle(state, depth=0):
+def _holds_handle(state):
     """Whether a state (a dict, a tuple of dicts, the containers in them) holds a handle to the candidate's
-    process, a (project or library) object holding one included."""
-    if getattr(type(state), "lent", False) is True:
-        return True
-    if depth > 20:
-        return False
-    if isinstance(state, dict):
-        return any(_holds_handle(key, depth + 1) or _holds_handle(value, depth + 1) for key, value in state.items())
-    if isinstance(state, (list, tuple, set, frozenset, collections.deque)):
-        return any(_holds_handle(item, depth + 1) for item in state)
-    if hasattr(state, "__dict__") and not isinstance(state, (type, types.ModuleType)):
-        return _holds_handle(vars(state), depth + 1)
+    process, a (project or library) object holding one included. Each object is looked at once."""
+    seen, left = set(), [state]
+    while left:
+        item = left.pop()
+        if id(item) in seen:
+            continue
+        seen.add(id(item))
+        if getattr(type(item), "lent", False) is True:
+            return True
+        if isinstance(item, dict):
+            left.extend(item.keys())
+            left.extend(item.values())
+        elif isinstance(item, (list, tuple, set, frozenset, collections.deque)):
+            left.extend(item)
+        elif hasattr(item, "__dict__") and not isinstance(item, (type, types.ModuleType)):
+            left.append(vars(item))
     return False
 
 
