@@ -116,6 +116,9 @@ def described(a, b=2, *, c):
     """The candidate's own doc."""
     return a
 
+def code_of(function):
+    return function.__code__, function.__name__
+
 def slot():
     return object.__init__, (10).bit_length, None.__init__, type(lambda: None), lambda: None
 
@@ -366,6 +369,10 @@ def test_the_stub_shows_the_candidates_doc_and_signature_and_builtin_slots_are_t
     init, bit_length, none_init, function_type, function = call(judge, "slot")
     assert init is object.__init__ and bit_length == (10).bit_length and none_init == None.__init__  # noqa: E711
     assert function_type is type(lambda: None) and isinstance(function, repoexec_judge.Handle) and bool(function)
+    assert stub.__code__.co_varnames[:3] == ("a", "b", "c") and stub.__code__.co_argcount == 2
+    assert function.__code__.co_argcount == 0 and not hasattr(function.__code__, "co_consts")  # a summary
+    with pytest.raises(repoexec_judge.CandidateError):  # the judge's code objects never cross
+        call(judge, "code_of", (lambda: "expected").__code__)
 
 
 def test_the_same_object_answered_twice_is_the_same_object_with_its_new_state(channel):

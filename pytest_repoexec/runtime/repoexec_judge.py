@@ -15,7 +15,7 @@ import sys
 import types
 
 from repoexec_wire import (FUNCTION_TYPES, WireError, _named, _of_tests, dumps, loads_checked, receive,
-                           resolve_global, send, socket_from, trusted_module)
+                           resolve_global, send, shaped_function, socket_from, trusted_module)
 
 DESCRIBE_WAIT = 10.0  # seconds the candidate's process has to describe its target, its module's import included
 STUCK_GRACE = 2.0  # seconds the candidate's process has to answer an abandoned call before it counts as stuck
@@ -42,8 +42,10 @@ class CandidateStuck(Exception):
 def open_channel(fd, project_roots, on_stop):
     global _CHANNEL
     _CHANNEL = Channel(fd, project_roots, on_stop)
-    while _UNDESCRIBED:  # stubs made before the channel was (the focal module imported early)
-        _described(*_UNDESCRIBED.pop())
+    while _UNDESCRIBED:  # stubs made before the channel was (the focal module imported early): kept, told
+        stub, target = _UNDESCRIBED.pop()
+        stub._described_late = True
+        _described(stub, target)
 
 
 _UNDESCRIBED = []
@@ -54,6 +56,7 @@ def function(module, name):
     def stub(*args, **kwargs):
         return _channel().call(("function", module, name), args, kwargs)
 
+    stub._forward = lambda args, kwargs: _channel().call(("function", module, name), args, kwargs)
     stub.__name__ = stub.__qualname__ = name
     stub.__module__ = module
     return _described(stub, ("function", module, name))
@@ -64,34 +67,43 @@ def method(module, qualname, kind):
     def stub(*args, **kwargs):
         return _channel().call(("method", module, qualname, kind), args, kwargs)
 
+    stub._forward = lambda args, kwargs: _channel().call(("method", module, qualname, kind), args, kwargs)
     stub.__name__, stub.__qualname__, stub.__module__ = qualname.rpartition(".")[2], qualname, module
     stub = _described(stub, ("method", module, qualname, kind))
     return {"static": staticmethod, "class": classmethod, "property": property}.get(kind, lambda stub: stub)(stub)
 
 
 def _described(stub, target):
-    """The stub with the candidate's doc and signature (tests read ``f.__doc__``), where its process tells them in
-    ``DESCRIBE_WAIT`` seconds; the values come through the judge's unpickler like any answer."""
+    """The stub with the candidate's doc, signature and annotations (tests read ``f.__doc__``,
+    ``f.__code__.co_argcount``), where its process tells them in ``DESCRIBE_WAIT`` seconds; the values come through
+    the judge's unpickler like any answer. Told at once, the stub is made again with the candidate's parameters
+    (``shaped_function``: from their names; a default the candidate's process did not show as a number, a string
+    or None is not passed on); told later (the module imported before the channel opened), it keeps its own."""
     if _CHANNEL is None:
         _UNDESCRIBED.append((stub, target))
         return stub
     if _CHANNEL.broken:
         return stub
-    doc, parameters = _CHANNEL.describe(target) or (None, None)
-    stub.__doc__ = doc if isinstance(doc, str) else None
+    doc, parameters, notes = _CHANNEL.describe(target) or (None, None, None)
     try:
         signature = inspect.Signature([inspect.Parameter(
             name, inspect._ParameterKind(kind), default=default[0] if default else inspect.Parameter.empty)
             for name, kind, *default in parameters])
-    except (TypeError, ValueError):
+        shaped = shaped_function([(p.name, int(p.kind), p.default is not p.empty,
+                                   *([p.default] if p.default is not p.empty and p.default is not ... else []))
+                                  for p in signature.parameters.values()], stub._forward)
+    except (TypeError, ValueError, SyntaxError):
+        stub.__doc__ = doc if isinstance(doc, str) else None
         return stub
-    stub.__signature__ = signature
-    values = signature.parameters.values()
-    stub.__defaults__ = tuple(p.default for p in values if p.kind <= p.POSITIONAL_OR_KEYWORD
-                              and p.default is not p.empty) or None
-    stub.__kwdefaults__ = {p.name: p.default for p in values if p.kind == p.KEYWORD_ONLY
-                           and p.default is not p.empty} or None
-    return stub
+    if getattr(stub, "_described_late", False):
+        shaped = stub
+    for key in ("__name__", "__qualname__", "__module__"):
+        setattr(shaped, key, getattr(stub, key))
+    shaped.__doc__ = doc if isinstance(doc, str) else None
+    shaped.__signature__ = signature
+    shaped.__annotations__ = {name: note for name, note in (notes or {}).items() if isinstance(name, str)
+                              and isinstance(note, str)}
+    return shaped
 
 
 def _channel():
@@ -148,9 +160,10 @@ class Handle:
         return any(item is key or item == key for item in self)
 
     def __getattr__(self, name):
-        if name.startswith("__") and name not in ("__name__", "__qualname__", "__wrapped__"):
+        if name.startswith("__") and name not in ("__name__", "__qualname__", "__wrapped__", "__code__",
+                                                  "__defaults__", "__kwdefaults__"):
             raise AttributeError(name)
-        return self._ask("getattr", name)
+        return self._ask("getattr", name)  # the candidate's own object's: a function's code crosses as a summary
 
     @property
     def __doc__(self):  # the candidate's object's own (a function's docstring), as a value
@@ -225,7 +238,7 @@ class Channel:
             raise
         except Exception:
             return None
-        return value if isinstance(value, tuple) and len(value) == 2 else None
+        return value if isinstance(value, tuple) and len(value) == 3 else None
 
     def _send(self, payload):
         try:
@@ -321,9 +334,13 @@ class Channel:
     def _persistent_id(self, obj, lending=False):
         if type(obj) is Handle:
             return ("handle", obj._hid)
+        if isinstance(obj, (types.CodeType, types.FrameType, types.TracebackType)):
+            raise pickle.PicklingError(f"a {type(obj).__name__} of the judge's may not be sent")
         if isinstance(obj, types.ModuleType):
             if _of_tests(obj.__name__) or obj.__name__ == "__main__":
                 raise pickle.PicklingError(f"the tests' module {obj.__name__} may not be sent")
+            if sys.modules.get(obj.__name__) is not obj:  # one a test made: its name only, nothing it holds
+                return ("new module", str(obj.__name__))
             return ("module", obj.__name__)  # the candidate's process imports its own
         if isinstance(obj, FUNCTION_TYPES) and not _by_reference(obj):
             return self._lend(obj, _described_function(obj))
@@ -351,6 +368,8 @@ class Channel:
             return own if own is not None else Handle(self, pid[1], pid[2][:200])
         if pid[0] == "std" and pid[1] in ("stdin", "stdout", "stderr"):
             return getattr(sys, pid[1])  # the judge's own stream where the candidate's object held its own
+        if pid[0] == "new module" and len(pid) == 2 and isinstance(pid[1], str):
+            return types.ModuleType(pid[1][:200])  # one the candidate made: an empty one of its name
         if pid[0] == "module" and len(pid) == 2:
             module = trusted_module(pid[1], self.project_roots, modules_only=True)
             if module is not None:

@@ -20,7 +20,7 @@ import types
 
 from repoexec_guard import apply_limits, deny_system_calls, limit_kind
 from repoexec_wire import (FUNCTION_TYPES, WIRE_CALLS, _named, _named_singleton, converted, dumps, is_value_type,
-                           module_of_project, receive, send, socket_from)
+                           module_of_project, receive, send, shaped_function, socket_from)
 
 _GRACE = 0.5  # seconds past the test's limit before a call is interrupted here (the judge's timeout comes first)
 
@@ -81,53 +81,17 @@ class Lent:
         return f"<the judge's object {self._hid}>"
 
 
-class _NotPassed:
-    """The default of a lent function's parameter: the judge's function then uses its own."""
-
-    def __repr__(self):
-        return "<the judge's default>"
-
-
-_NOT_PASSED = _NotPassed()
+_SHOWN = (bool, int, float, complex, str, bytes, type(None))  # defaults the judge's stub shows (and passes on) as they are
 
 
 def lent_function(server, hid, described):
     """A function of the shape of the test's function lent to the candidate (its names, doc, parameters' names
     and kinds: ``__code__.co_argcount``, ``inspect.signature`` work on it) that calls the judge's."""
-    parameters = [inspect.Parameter(name, inspect._ParameterKind(kind), default=_NOT_PASSED if default
-                                    else inspect.Parameter.empty) for name, kind, default in described["parameters"]]
-    signature = inspect.Signature(parameters)  # checks the names and their order
-
-    def back(values):
-        args, kwargs, gap = [], {}, False
-        for parameter in parameters:
-            value = values[parameter.name]
-            if parameter.kind == parameter.VAR_POSITIONAL:
-                args.extend(value) if not gap else None
-            elif parameter.kind == parameter.VAR_KEYWORD:
-                kwargs.update(value)
-            elif value is _NOT_PASSED:
-                gap = True
-            elif parameter.kind == parameter.KEYWORD_ONLY or gap and parameter.kind == parameter.POSITIONAL_OR_KEYWORD:
-                kwargs[parameter.name] = value
-            else:
-                args.append(value)
-        return server.callback(hid, "call", tuple(args), kwargs)
-
-    text = str(signature.replace(parameters=[p.replace(default=_Default()) if p.default is _NOT_PASSED else p
-                                             for p in parameters]))
-    space = {"_back": back, "_NOT_PASSED": _NOT_PASSED}
-    exec(f"def lent{text}:\n    return _back(locals())\n", space)  # noqa: S102 (names checked by Signature)
-    made = space["lent"]
+    made = shaped_function(described["parameters"], lambda args, kwargs: server.callback(hid, "call", args, kwargs))
     for key in ("__name__", "__qualname__", "__module__", "__doc__"):
         if isinstance(described.get(key), str):
             setattr(made, key, described[key])
     return made
-
-
-class _Default:
-    def __repr__(self):
-        return "_NOT_PASSED"
 
 
 class Server:
@@ -160,6 +124,8 @@ class Server:
             return self.lent[pid[1]]
         if pid[0] == "module":
             return importlib.import_module(pid[1])
+        if pid[0] == "new module":
+            return types.ModuleType(pid[1])
         raise pickle.UnpicklingError(f"unknown reference {pid!r}")
 
     # --- writing to the judge ---
@@ -179,7 +145,7 @@ class Server:
         if id(obj) in self.lent_ids:
             return ("judge", self.lent_ids[id(obj)])
         if isinstance(obj, types.ModuleType):  # by name: the judge has its own (a library's, the project's)
-            return ("module", obj.__name__)
+            return ("module" if sys.modules.get(obj.__name__) is obj else "new module", str(obj.__name__))
         if getattr(obj, "__module__", None) == "repoexec_wire" and getattr(obj, "__name__", None) in WIRE_CALLS:
             return None  # what rebuilds a value on the judge's side, named as it is
         if obj is sys.stdout or obj is sys.stderr or obj is sys.stdin:
@@ -229,14 +195,16 @@ class Server:
             try:
                 signature = inspect.signature(function)
                 parameters = [(p.name, int(p.kind)) if p.default is p.empty else (
-                    p.name, int(p.kind), p.default if is_value_type(type(p.default)) else ...)
+                    p.name, int(p.kind), p.default if isinstance(p.default, _SHOWN) else ...)
                     for p in signature.parameters.values()]
             except (TypeError, ValueError):
                 parameters = None
             doc = function.__doc__ if isinstance(function.__doc__, str) else None
-            self._send(("return", number, None, (doc, parameters)))
+            notes = {str(name): note if isinstance(note, str) else inspect.formatannotation(note)
+                     for name, note in getattr(function, "__annotations__", {}).items()}
+            self._send(("return", number, None, (doc, parameters, notes)))
         except BaseException:
-            self._send(("return", number, None, (None, None)))
+            self._send(("return", number, None, (None, None, None)))
 
     def _function(self, target):
         if target[0] == "function":

@@ -56,7 +56,7 @@ EXCEPTIONS = frozenset(value for value in vars(builtins).values()
 # Functions that pickle itself names to rebuild a standard value (a compiled pattern).
 VALUE_CALLS = {("re", "_compile"), ("repoexec_wire", "dict_view"), ("repoexec_wire", "memory"),
                ("repoexec_wire", "named_tuple"), ("repoexec_wire", "new_lock"), ("repoexec_wire", "bound_method"),
-               ("repoexec_wire", "builtin_type"), ("repoexec_wire", "type_variable")}
+               ("repoexec_wire", "builtin_type"), ("repoexec_wire", "type_variable"), ("repoexec_wire", "code_summary")}
 WIRE_CALLS = frozenset(name for module, name in VALUE_CALLS if module == "repoexec_wire")
 # numpy's arrays and scalars, the one third-party value type RepoExec's expected outputs hold
 NUMPY = {("numpy", "ndarray"), ("numpy", "dtype"), ("numpy.core.multiarray", "_reconstruct"),
@@ -124,6 +124,62 @@ IMMUTABLE = (bool, int, float, complex, str, bytes, tuple, frozenset, type(None)
 
 def is_value_type(cls):
     return cls in VALUE_TYPES or cls in EXCEPTIONS
+
+
+class _NotPassed:
+    """The default of a shaped function's parameter: the function it calls then uses its own."""
+
+    def __repr__(self):
+        return "NOT_PASSED"
+
+
+NOT_PASSED = _NotPassed()
+
+
+def shaped_function(parameters, back):
+    """A function with these parameters ((name, kind, has a default[, the default]) each:
+    ``__code__.co_argcount``, ``co_varnames``, ``inspect.signature`` show them) whose body calls
+    ``back(args, kwargs)`` with what it was passed; a default not given is ``NOT_PASSED``, and an argument left at
+    it is not passed on. Made from names alone,
+    which ``inspect.Signature`` checks (identifiers, in an order Python allows)."""
+    import inspect
+
+    made = [inspect.Parameter(name, inspect._ParameterKind(kind), default=(value[0] if value else NOT_PASSED)
+                              if default else inspect.Parameter.empty) for name, kind, default, *value in parameters]
+    signature = inspect.Signature(made)
+    defaults = {f"_d{index}": p.default for index, p in enumerate(made) if p.default is not p.empty}
+    written = signature.replace(parameters=[p.replace(default=_Written(f"_d{index}")) if p.default is not p.empty
+                                            else p for index, p in enumerate(made)])
+
+    def packed(values):
+        args, kwargs, gap = [], {}, False
+        for parameter in made:
+            value = values[parameter.name]
+            if parameter.kind == parameter.VAR_POSITIONAL:
+                args.extend(() if gap else value)
+            elif parameter.kind == parameter.VAR_KEYWORD:
+                kwargs.update(value)
+            elif value is NOT_PASSED:
+                gap = True
+            elif parameter.kind == parameter.KEYWORD_ONLY or gap and parameter.kind == parameter.POSITIONAL_OR_KEYWORD:
+                kwargs[parameter.name] = value
+            else:
+                args.append(value)
+        return back(tuple(args), kwargs)
+
+    space = {"__repoexec_packed__": packed, **defaults}
+    exec(f"def shaped{written}:\n    return __repoexec_packed__(locals())\n", space)  # noqa: S102 (names checked above)
+    return space["shaped"]
+
+
+class _Written:
+    """A default as the made function's text names it (its value is in the function's namespace)."""
+
+    def __init__(self, name):
+        self.name = name
+
+    def __repr__(self):
+        return self.name
 
 
 def _library_roots():
@@ -487,6 +543,8 @@ def converted(obj):
                 or type(obj) in (types.BuiltinMethodType, types.MethodWrapperType) \
                 and (is_value_type(type(owner)) or isinstance(owner, type) and _named(owner)):
             return bound_method, (owner, obj.__name__)  # parser.getint, (10).bit_length, int.mro, Cls.create
+        if type(obj) is types.CodeType:  # a summary: names and counts, never the code or its constants
+            return code_summary, ({name: getattr(obj, name) for name in _CODE_FIELDS},)
         if type(obj) in _DESCRIPTORS and _named(obj.__objclass__):
             return bound_method, (obj.__objclass__, obj.__name__)  # OSError.errno
         if type(obj).__module__ == "typing" and type(obj).__name__ == "TypeVar" and (
@@ -549,6 +607,16 @@ def bound_method(owner, name):
                                                              and found.__objclass__ is owner):
         raise WireError(f"{name!r} is not a method of the object")
     return found
+
+
+_CODE_FIELDS = ("co_name", "co_qualname", "co_filename", "co_firstlineno", "co_argcount", "co_posonlyargcount",
+                "co_kwonlyargcount", "co_nlocals", "co_flags", "co_varnames", "co_freevars", "co_cellvars", "co_names")
+
+
+def code_summary(fields):
+    """What a code object of the candidate's shows of itself (``f.__code__.co_varnames``), as a namespace of
+    values: its names and counts only."""
+    return types.SimpleNamespace(**{name: value for name, value in fields.items() if name in _CODE_FIELDS})
 
 
 def type_variable(name, constraints, bound, covariant, contravariant):
