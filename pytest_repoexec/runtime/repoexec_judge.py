@@ -337,10 +337,10 @@ class Channel:
         if isinstance(obj, (types.CodeType, types.FrameType, types.TracebackType)):
             raise pickle.PicklingError(f"a {type(obj).__name__} of the judge's may not be sent")
         if isinstance(obj, types.ModuleType):
-            if _of_tests(obj.__name__) or obj.__name__ == "__main__":
-                raise pickle.PicklingError(f"the tests' module {obj.__name__} may not be sent")
             if sys.modules.get(obj.__name__) is not obj:  # one a test made: its name only, nothing it holds
                 return ("new module", str(obj.__name__))
+            if _of_tests(obj.__name__) or obj.__name__ == "__main__":
+                raise pickle.PicklingError(f"the tests' module {obj.__name__} may not be sent")
             return ("module", obj.__name__)  # the candidate's process imports its own
         if isinstance(obj, FUNCTION_TYPES) and not _by_reference(obj):
             return self._lend(obj, _described_function(obj))

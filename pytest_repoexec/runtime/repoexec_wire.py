@@ -167,9 +167,16 @@ def shaped_function(parameters, back):
                 args.append(value)
         return back(tuple(args), kwargs)
 
-    space = {"__repoexec_packed__": packed, **defaults}
-    exec(f"def shaped{written}:\n    return __repoexec_packed__(locals())\n", space)  # noqa: S102 (names checked above)
-    return space["shaped"]
+    return _shaper(str(written), tuple(defaults))(packed, *defaults.values())
+
+
+@functools.lru_cache(maxsize=512)
+def _shaper(written, defaults):
+    """What makes functions of one shape, compiled once (a test that lends a new lambda a call pays no compile)."""
+    space = {}
+    exec(f"def shaper(__repoexec_packed__, {', '.join(defaults)}):\n"  # noqa: S102 (names checked by Signature)
+         f"    def shaped{written}:\n        return __repoexec_packed__(locals())\n    return shaped\n", space)
+    return space["shaper"]
 
 
 class _Written:
