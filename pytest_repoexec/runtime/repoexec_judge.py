@@ -187,7 +187,7 @@ class Channel:
         self.abandoned = None  # a call whose answer a timeout left behind
         self.broken = None  # why no more calls can be made
         self.limit = 0.0  # the running test's time limit: the candidate's process interrupts a call past it
-        self.environ, self.cwd = {}, None
+        self.environ, self.cwd, self.raw = {}, None, None
         self._context()  # the environment as both processes start with it: only later changes cross
 
     def call(self, target, args, kwargs):
@@ -210,10 +210,14 @@ class Channel:
         """What the test changed of the judge's environment since the last call (``monkeypatch.setenv``, a
         variable removed: None), and its working directory where that changed: the candidate's process applies
         them before the call. The runtime's and pytest's own variables stay the judge's."""
-        environ = {name: value for name, value in os.environ.items() if not name.startswith(_OWN_VARIABLES)}
-        changes = {name: value for name, value in environ.items() if self.environ.get(name) != value}
-        changes.update({name: None for name in self.environ if name not in environ})
-        self.environ = environ
+        raw = getattr(os.environ, "_data", None)  # the bytes os.environ keeps: compared in C, decoded on change
+        changes = {}
+        if raw is None or raw != self.raw:
+            self.raw = dict(raw) if raw is not None else None
+            environ = {name: value for name, value in os.environ.items() if not name.startswith(_OWN_VARIABLES)}
+            changes = {name: value for name, value in environ.items() if self.environ.get(name) != value}
+            changes.update({name: None for name in self.environ if name not in environ})
+            self.environ = environ
         try:
             cwd = os.getcwd()
         except OSError:

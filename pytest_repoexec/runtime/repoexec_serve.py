@@ -81,6 +81,7 @@ class Lent:
         return f"<the judge's object {self._hid}>"
 
 
+_PLAIN = frozenset({bool, int, float, complex, str, bytes, type(None), tuple, list, dict, set, frozenset})
 _SHOWN = (bool, int, float, complex, str, bytes, type(None))  # defaults the judge's stub shows (and passes on) as they are
 
 
@@ -142,6 +143,8 @@ class Server:
             self.in_reference = 2
             return ("arg", index)
         cls = type(obj)
+        if cls in _PLAIN:  # the common case first: a value
+            return None
         if id(obj) in self.lent_ids:
             return ("judge", self.lent_ids[id(obj)])
         if isinstance(obj, types.ModuleType):  # by name: the judge has its own (a library's, the project's)
@@ -152,8 +155,8 @@ class Server:
             return ("std", ("stdin", "stdout", "stderr")[(sys.stdin, sys.stdout, sys.stderr).index(obj)])
         if not isinstance(obj, FUNCTION_TYPES) and _named_singleton(obj) is not None or cls.__module__ == "typing":
             return None  # typing.Union by its name, typing.Optional[int] as typing's subscription
-        if _bound_to_value(obj) if isinstance(obj, types.MethodType) else converted(obj) is not NotImplemented:  # a lock, a method of a value, a dict's view: as the wire sends them
-            return None
+        if _bound_to_value(obj) if isinstance(obj, types.MethodType) else converted(obj) is not NotImplemented:
+            return None  # a lock, a method of a value, a dict's view: as the wire sends them
         if isinstance(obj, functools.partial) and (_bound_to_value(obj.func) or _global_name(obj.func)):
             return None  # a partial of a value's method or of a named function: a value (a parser's getint)
         if isinstance(obj, type) or is_value_type(cls) or module_of_project(cls.__module__, self.project_roots) \
