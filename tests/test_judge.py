@@ -297,6 +297,13 @@ def test_a_lent_object_shows_no_dunder_and_a_lent_function_no_attribute(name):
     assert repoexec_judge._use(io.StringIO("x"), "getattr", ("read",), {})() == "x"
 
 
+def test_a_containers_reading_method_crosses_by_value_and_a_changing_one_is_lent(channel):
+    judge, _ = channel
+    seen = []
+    assert call(judge, "apply", seen.append, [1, 2]) == [None, None] and seen == [1, 2]  # ran here, on the test's list
+    assert call(judge, "apply", {"a": 1}.get, ["a", "b"]) == [1, None]
+
+
 def test_an_argument_that_does_not_pickle_is_lent_and_views_cross_as_views(channel):
     import threading
 

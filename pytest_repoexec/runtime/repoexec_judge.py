@@ -391,6 +391,9 @@ def _by_reference(obj):
     if isinstance(obj, types.BuiltinMethodType) and isinstance(obj.__self__, (type, str, bytes, int, float, tuple)) \
             and not _of_tests(getattr(obj.__self__, "__module__", "") or ""):
         return True  # chain.from_iterable, "-".join: pickle names them (getattr of their owner)
+    if isinstance(obj, types.BuiltinMethodType) and type(obj.__self__) in (dict, list, set, frozenset) \
+            and obj.__name__ in _READING:
+        return True  # d.keys: a copy of the container reads as it does (seen.append stays lent: it changes it)
     module, qualname = getattr(obj, "__module__", None), getattr(obj, "__qualname__", "<")
     if not isinstance(obj, types.FunctionType) or not isinstance(module, str) or "<" in qualname \
             or _of_tests(module) or module == "__main__":
@@ -399,6 +402,10 @@ def _by_reference(obj):
     for part in qualname.split("."):
         found = getattr(found, part, None)
     return found is obj
+
+
+_READING = frozenset({"keys", "values", "items", "get", "copy", "count", "index", "__getitem__", "__contains__",
+                      "__len__", "__iter__"})  # a container's methods that change nothing
 
 
 def _described_function(obj):

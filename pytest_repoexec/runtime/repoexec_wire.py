@@ -12,9 +12,11 @@ their length on a Unix socket. The judge trusts nothing the candidate's process 
   candidate made, ``mock.ANY``, a proxy: refused, naming the type. A library object whose ``__eq__`` says it
   equals an object it cannot know (``_PROBE``), or whose state holds a handle to the candidate's process (its
   ``__eq__`` could ask the candidate), is refused too.
-- REDUCE (a call with arguments) calls only value types, ``VALUE_CALLS``, exceptions and project enums; any
-  other project class is rebuilt without its ``__init__`` (``__new__`` and its state, as pickle's own
-  protocol 2 does), so no project code runs on the candidate's arguments in the judge but ``__setstate__``.
+- REDUCE (a call with arguments) calls only value types, ``VALUE_CALLS`` (this module's own rebuilders of
+  values pickle refuses: ``converted``), exceptions, enums, structseqs, typing's subscription and classes whose
+  construction runs C code only; any other class is rebuilt without its ``__init__`` (``__new__`` and its state,
+  as pickle's own protocol 2 does), so no project or library code runs on the candidate's arguments in the judge
+  but ``__setstate__``.
 - persistent ids are only the judge's own markers: an argument of the call (identity kept), a handle to an
   object that stays in the candidate's process (or, where it is a library's or the project's function by name,
   the judge's own), an object of the judge's that was lent to the candidate, a module or standard stream by name.
