@@ -131,6 +131,11 @@ def cached():
 def total(values):
     return sum(values)
 
+DEFAULT_PATH = "~/.shoprc"
+
+def is_default(path):
+    return path is DEFAULT_PATH
+
 def own_error():
     class Missing(KeyError):
         pass
@@ -259,6 +264,14 @@ def test_a_candidate_stuck_past_its_limit_is_stopped_and_a_dead_one_ends_the_ses
     assert stops == ["the candidate's process ended"]
     with pytest.raises(repoexec_judge.CandidateGone):
         call(judge, "doubled", [1])
+
+
+def test_the_target_modules_constant_passed_is_the_candidates_own(channel):
+    import shop.candidate
+
+    judge, _ = channel
+    assert call(judge, "is_default", shop.candidate.DEFAULT_PATH) is True
+    assert call(judge, "is_default", "".join(["~/.shop", "rc"])) is False  # equal, not the constant
 
 
 def test_a_returned_immutable_argument_keeps_its_identity(channel):

@@ -185,6 +185,8 @@ class Channel:
         self.lent, self.lent_ids = {}, {}  # the judge's objects the candidate may call back: hid -> object
         self.objects = {}  # the candidate's objects answered by value, by the number its process gave them
         self.abandoned = None  # a call whose answer a timeout left behind
+        self.constants = {}  # id -> (module, name): the target module's own constants, sent by their names
+        self.in_reference = 0
         self.broken = None  # why no more calls can be made
         self.limit = 0.0  # the running test's time limit: the candidate's process interrupts a call past it
         self.environ, self.cwd, self.raw = {}, None, None
@@ -198,6 +200,7 @@ class Channel:
         self.ids += 1
         number = self.ids
         arguments = [*args, *kwargs.values()]
+        self.constants = _constants(target[1])
         try:
             payload = self._dumps(("call", number, target, tuple(args), dict(kwargs), self.limit, self._context()))
         except (pickle.PicklingError, TypeError, AttributeError, RuntimeError) as exc:
@@ -331,13 +334,21 @@ class Channel:
         file, a lock, a queue, a socket, an object of a class defined in a test), once more with every object
         that does not pickle lent too."""
         try:
+            self.in_reference = 0
             return dumps(message, self._persistent_id)
         except (pickle.PicklingError, TypeError, AttributeError, RuntimeError):
+            self.in_reference = 0
             return dumps(message, functools.partial(self._persistent_id, lending=True))
 
     def _persistent_id(self, obj, lending=False):
         if type(obj) is Handle:
             return ("handle", obj._hid)
+        if self.in_reference:  # the four parts of the ("constant", ...) just given, pickled next
+            self.in_reference -= 1
+            return None
+        if type(obj) in (str, bytes, tuple, frozenset) and id(obj) in self.constants:
+            self.in_reference = 4
+            return ("constant", *self.constants[id(obj)], obj)
         if isinstance(obj, (types.CodeType, types.FrameType, types.TracebackType)):
             raise pickle.PicklingError(f"a {type(obj).__name__} of the judge's may not be sent")
         if isinstance(obj, types.ModuleType):
@@ -379,6 +390,14 @@ class Channel:
             if module is not None:
                 return module
         raise WireError(f"a reference the judge did not make: {pid!r}"[:300])
+
+
+def _constants(module):
+    """The focal module's constants (strings, bytes, tuples) by identity: an argument that is one of them is sent
+    by its name, and the candidate's process passes its own module's (``config_file is USER_CONFIG_PATH``)."""
+    owner = sys.modules.get(module) if isinstance(module, str) else None
+    return {id(value): (module, name) for name, value in vars(owner).items()
+            if type(value) in (str, bytes, tuple, frozenset) and not name.startswith("__")} if owner else {}
 
 
 def _by_reference(obj):
