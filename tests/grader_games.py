@@ -403,10 +403,11 @@ _EQUAL = [
                 return True
 
             __hash__ = object.__hash__
-        wrapped = collections.UserString("")
-        wrapped.data = Yes()  # UserString.__eq__ compares its data: a handle to this, were it to cross
+        Yes.__module__ = "elsewhere"  # not the project's: a callable of the candidate's crosses as a handle
+        wrapped = collections.UserList()
+        wrapped.data = Yes()  # UserList.__eq__ compares its data: a handle to this, were it to cross
         return wrapped
-        ''', "a library object (UserString) whose __eq__ would consult an always-equal object of the candidate's"),
+        ''', "a library object (UserList) whose __eq__ would consult an always-equal object of the candidate's"),
     ),
     *_games(ALWAYS_EQUAL, WORDS, (
         "eq_new_class", CAUGHT, r'''
