@@ -474,6 +474,15 @@ def test_a_class_of_a_denied_module_crosses_as_a_reference_never_made():
         judge_loads(pickle.dumps(inspect.Signature(), protocol=4))
 
 
+def test_the_judge_opens_no_file_for_a_candidate(tmp_path):
+    target = tmp_path / "kept"
+    target.write_text("the judge's")
+    stream = b"c_io\nFileIO\n(S'" + str(target).encode() + b"'\nS'w'\ntR."  # would truncate the file
+    with pytest.raises(WireError):
+        judge_loads(stream)
+    assert target.read_text() == "the judge's"
+
+
 def test_a_library_object_that_equals_anything_is_refused(tmp_path, monkeypatch):
     (tmp_path / "matchlib_rx.py").write_text(
         "class Anything:\n    def __eq__(self, other):\n        return getattr(self, 'on', True)\n")

@@ -76,6 +76,7 @@ DENIED = frozenset({
     "callee", "sure", "expects", "hypothesis", "pytest_mock", "requests_mock", "responses", "httpretty", "mockito",
     "flexmock", "asynctest", "doctest", "builtins", "pickle", "_pickle", "copyreg", "copy", "marshal", "shelve",
     "subprocess", "os", "posix", "sys", "code", "codeop", "pdb", "bdb", "ctypes", "_ctypes", "multiprocessing",
+    "io", "_io", "mmap", "_posixsubprocess", "_signal", "_socket", "select", "resource", "fcntl", "pty", "tty",
     "importlib", "runpy", "inspect", "gc", "types", "operator", "functools", "threading", "_thread", "signal",
     "faulthandler", "tracemalloc", "traceback", "linecache", "webbrowser", "antigravity", "this", "__main__",
     "site", "sitecustomize", "usercustomize", "_testcapi", "_xxsubinterpreters", "atexit", "builtins",
@@ -360,6 +361,8 @@ class JudgeUnpickler(pickle._Unpickler):
             stack[-1] = func(*args)  # os.stat_result((...), {}): a C value type's own constructor
             return
         if isinstance(func, type) and args and _made_in_c(func):
+            if _holds_handle(args):
+                raise WireError(f"a {func.__qualname__} holding an object of the candidate's process may not cross")
             stack[-1] = func(*args)  # a C type's own constructor (multidict's): no Python code of anyone's runs
             self._made(stack[-1])
             return
@@ -479,9 +482,14 @@ def _named_singleton(obj):
 
 
 def _made_in_c(cls):
-    """A class whose construction runs C code only, a C base's own (a subclass of multidict's ``CIMultiDict`` that
-    adds methods): ``__new__`` alone would leave that base's memory unset, and reading it would crash the judge."""
-    return type(cls).__call__ is type.__call__ and cls.__init__ is not object.__init__ \
+    """A container class whose construction runs C code only, a C base's own (a subclass of multidict's
+    ``CIMultiDict`` that adds methods): ``__new__`` alone would leave that base's memory unset, and reading it
+    would crash the judge. Containers only: a C constructor of anything else may do more than keep what it is
+    given (``_io.FileIO`` opens a file)."""
+    import collections.abc
+
+    return issubclass(cls, (collections.abc.Mapping, collections.abc.Sequence, collections.abc.Set)) \
+        and type(cls).__call__ is type.__call__ and cls.__init__ is not object.__init__ \
         and not isinstance(cls.__init__, types.FunctionType) and not isinstance(cls.__new__, types.FunctionType) \
         and not isinstance(getattr(cls, "__setstate__", None), types.FunctionType)
 
