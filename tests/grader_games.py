@@ -47,6 +47,8 @@ MONEY = "ledger/money_add"
 
 PASSED = "passed"  # the outcome of a sample that passes, beside the error types of those that fail
 CAUGHT = ("Tampered", "AssertionError")
+# the games on what the judge lets cross from the candidate's process (library classes and objects): refused there
+WIDENED = ("Tampered", "AssertionError", "WireError", "CandidateError")
 STREAM_CAUGHT = ("Tampered", "EarlyExit", "AssertionError")
 
 ATTACK, WRITER, READER = "attack", "probe writer", "probe reader"
@@ -375,6 +377,37 @@ _EQUAL = [
                                                      "__eq__": lambda self, other: True, "__hash__": str.__hash__})
         return Slug(answer)
         ''', "dataclasses.make_dataclass builds the class through types.new_class"),
+        ("eq_library_class_state", WIDENED, r'''
+        import sys
+        serve = next((m for m in list(sys.modules.values()) if hasattr(m, "Server") and hasattr(m, "dumps")), None)
+        if serve is None:
+            return answer
+        real = serve.dumps
+
+        def forged(message, persistent_id=None):
+            if isinstance(message, tuple) and message and message[0] == "return":
+                return b"(S'return'\nI%d\nNcurllib.parse\nParseResult\n(N}S'__eq__'\ncbuiltins\nbool\nstbt." % message[1]
+            return real(message, persistent_id)
+        serve.dumps = forged
+        return answer
+        ''', "the candidate's process writes its answer by hand: a library class (ParseResult) given an __eq__ by "
+             "BUILD, a state the judge never sets on a class"),
+        ("eq_library_object_holding_the_candidates", WIDENED, r'''
+        import collections
+
+        class Yes:
+            def __call__(self):
+                return True
+
+            def __eq__(self, other):
+                return True
+
+            __hash__ = object.__hash__
+        Yes.__module__ = "elsewhere"  # not the project's: a callable of the candidate's crosses as a handle
+        wrapped = collections.UserList()
+        wrapped.data = Yes()  # UserList.__eq__ compares its data: a handle to this, were it to cross
+        return wrapped
+        ''', "a library object (UserList) whose __eq__ would consult an always-equal object of the candidate's"),
     ),
     *_games(ALWAYS_EQUAL, WORDS, (
         "eq_new_class", CAUGHT, r'''

@@ -58,6 +58,84 @@ def refuse(kind):
         return unittest.mock.ANY
     raise ValueError("bad kind %s" % kind)
 
+def echo(value):
+    return value
+
+def shape_of(function):
+    import inspect
+    return (function.__name__, function.__code__.co_argcount, list(inspect.signature(function).parameters),
+            sorted(k for k in function.__globals__ if not k.startswith("__")), function(2))
+
+def call_twice(function):
+    return function(1), function(1, 5)
+
+def use_lock(lock):
+    with lock:
+        return "held"
+
+def views(keys, values, memory):
+    return type(keys).__name__, sorted(keys), type(values).__name__, sorted(values), bytes(memory), keys
+
+def library_values():
+    import argparse, grp, socket, urllib.parse, posixpath
+    return (urllib.parse.urlparse("http://a/b?c"), grp.getgrgid(0), socket.AF_INET, argparse.Namespace(a=1),
+            posixpath, posixpath.join)
+
+def library_holding_a_function():
+    import argparse
+    return argparse.Namespace(check=lambda other: True)
+
+def denied_function():
+    import os
+    return os.system
+
+def environment(name):
+    import os
+    return os.environ.get(name)
+
+def always_contains():
+    class Bag:
+        def __call__(self):
+            return None
+
+        def __contains__(self, item):
+            return True
+
+        def __iter__(self):
+            return iter(["wrong"])
+    Bag.__module__ = "bags"  # not the project's: a callable of the candidate's stays a handle
+    return Bag()
+
+def hints():
+    import typing, collections.abc, configparser
+    parser = configparser.ConfigParser()
+    parser.read_string("[a]\\nx = 1\\n")
+    return typing.Optional[typing.Mapping[str, int]], typing.Union, collections.abc.Collection, parser
+
+def described(a, b=2, *, c):
+    """The candidate's own doc."""
+    return a
+
+def code_of(function):
+    return function.__code__, function.__name__
+
+def slot():
+    return object.__init__, (10).bit_length, None.__init__, type(lambda: None), lambda: None
+
+def cached():
+    import shop.money as money
+    till = money.__dict__.setdefault("_till", money.Till())
+    till.count = getattr(till, "count", 0) + 1
+    return till
+
+def total(values):
+    return sum(values)
+
+DEFAULT_PATH = "~/.shoprc"
+
+def is_default(path):
+    return path is DEFAULT_PATH
+
 def own_error():
     class Missing(KeyError):
         pass
@@ -85,6 +163,10 @@ class Price:
 
     def __eq__(self, other):
         return isinstance(other, Price) and self.amount == other.amount
+
+
+class Till:
+    pass
 '''
 
 
@@ -184,6 +266,151 @@ def test_a_candidate_stuck_past_its_limit_is_stopped_and_a_dead_one_ends_the_ses
         call(judge, "doubled", [1])
 
 
+def test_the_target_modules_constant_passed_is_the_candidates_own(channel):
+    import shop.candidate
+
+    judge, _ = channel
+    assert call(judge, "is_default", shop.candidate.DEFAULT_PATH) is True
+    assert call(judge, "is_default", "".join(["~/.shop", "rc"])) is False  # equal, not the constant
+
+
+def test_a_returned_immutable_argument_keeps_its_identity(channel):
+    judge, _ = channel
+    items = (1, 2, 3)
+    assert call(judge, "echo", items) is items
+
+
+def test_a_lent_function_has_the_test_functions_shape_and_nothing_of_its_globals(channel):
+    judge, _ = channel
+    SECRET = "expected"  # noqa: F841 (what a lent function must not show)
+
+    def helper(a, b=SECRET, *rest, flag=False):
+        """A test's helper."""
+        return a * 10
+
+    name, argcount, parameters, names, value = call(judge, "shape_of", helper)
+    assert (name, argcount, parameters, value) == ("helper", 2, ["a", "b", "rest", "flag"], 20)
+    assert "SECRET" not in names and "helper" not in names  # the made function's globals: its own only
+    seen = []
+    assert call(judge, "call_twice", lambda a, b=7: seen.append((a, b)) or a + b) == (8, 6)
+    assert seen == [(1, 7), (1, 5)]  # the judge's default where the candidate passed none
+
+
+@pytest.mark.parametrize("name", ["__globals__", "__code__", "__closure__", "__dict__", "__class__", "co_consts"])
+def test_a_lent_object_shows_no_dunder_and_a_lent_function_no_attribute(name):
+    def helper():
+        return 1
+
+    with pytest.raises(AttributeError):
+        repoexec_judge._use(helper, "getattr", (name,), {})
+    with pytest.raises(AttributeError):
+        repoexec_judge._use(io.StringIO("x"), "getattr", ("__class__" if name == "co_consts" else name,), {})
+    with pytest.raises(LookupError):
+        repoexec_judge._use(helper, "iter", (), {})
+    assert repoexec_judge._use(io.StringIO("x"), "getattr", ("read",), {})() == "x"
+
+
+def test_a_containers_reading_method_crosses_by_value_and_a_changing_one_is_lent(channel):
+    judge, _ = channel
+    seen = []
+    assert call(judge, "apply", seen.append, [1, 2]) == [None, None] and seen == [1, 2]  # ran here, on the test's list
+    assert call(judge, "apply", {"a": 1}.get, ["a", "b"]) == [1, None]
+
+
+def test_an_argument_that_does_not_pickle_is_lent_and_views_cross_as_views(channel):
+    import threading
+
+    judge, _ = channel
+    lock = threading.Lock()
+    assert call(judge, "use_lock", lock) == "held" and not lock.locked()
+    data = {"a": 1, "b": 2}
+    keys = data.keys()
+    answer = call(judge, "views", keys, data.values(), memoryview(b"xyz"))
+    assert answer[:5] == ("dict_keys", ["a", "b"], "dict_values", [1, 2], b"xyz") and answer[5] is keys
+
+
+def test_library_values_cross_as_the_libraries_classes_and_modules_and_functions_as_the_judges(channel):
+    import argparse
+    import grp
+    import posixpath
+    import socket
+    import urllib.parse
+
+    judge, _ = channel
+    parsed, group, family, namespace, module, join = call(judge, "library_values")
+    assert parsed == urllib.parse.urlparse("http://a/b?c") and type(parsed) is urllib.parse.ParseResult
+    assert group == grp.getgrgid(0) and family is socket.AF_INET and namespace == argparse.Namespace(a=1)
+    assert module is posixpath and join is posixpath.join
+
+
+def test_a_library_object_holding_the_candidates_function_and_a_denied_function_do_not_cross(channel):
+    judge, _ = channel
+    with pytest.raises(WireError, match="holding an object of the candidate's process"):
+        call(judge, "library_holding_a_function")
+    assert isinstance(call(judge, "denied_function"), repoexec_judge.Handle)  # os.system stays the candidate's
+
+
+def test_the_environment_a_test_changes_reaches_the_candidate_and_the_runtimes_own_does_not(channel, monkeypatch):
+    judge, _ = channel
+    monkeypatch.setenv("RX_SETTING", "on")
+    monkeypatch.setenv("REPOEXEC_RX_SECRET", "expected")
+    assert call(judge, "environment", "RX_SETTING") == "on"
+    assert call(judge, "environment", "REPOEXEC_RX_SECRET") is None
+    monkeypatch.delenv("RX_SETTING")
+    assert call(judge, "environment", "RX_SETTING") is None
+
+
+def test_a_candidates_container_cannot_say_it_holds_the_expected_value(channel):
+    judge, _ = channel
+    bag = call(judge, "always_contains")  # callable: a handle; `in` iterates it and compares here
+    assert isinstance(bag, repoexec_judge.Handle) and "expected" not in bag and "wrong" in bag
+
+
+def test_type_hints_named_library_objects_and_a_parser_cross(channel):
+    import collections.abc
+    import configparser
+    import typing
+
+    judge, _ = channel
+    optional, union, collection, parser = call(judge, "hints")
+    assert optional == typing.Optional[typing.Mapping[str, int]] and union is typing.Union
+    assert collection is collections.abc.Collection
+    assert type(parser) is configparser.ConfigParser and parser.getint("a", "x") == 1 and parser["a"]["x"] == "1"
+
+
+def test_the_stub_shows_the_candidates_doc_and_signature_and_builtin_slots_are_the_judges(channel, monkeypatch):
+    import inspect
+
+    judge, _ = channel
+    monkeypatch.setattr(repoexec_judge, "_CHANNEL", judge)
+    stub = repoexec_judge.function("shop.candidate", "described")
+    assert stub.__doc__ == "The candidate's own doc." and str(inspect.signature(stub)) == "(a, b=2, *, c)"
+    assert stub.__defaults__ == (2,)
+    init, bit_length, none_init, function_type, function = call(judge, "slot")
+    assert init is object.__init__ and bit_length == (10).bit_length and none_init == None.__init__  # noqa: E711
+    assert function_type is type(lambda: None) and isinstance(function, repoexec_judge.Handle) and bool(function)
+    assert stub.__code__.co_varnames[:3] == ("a", "b", "c") and stub.__code__.co_argcount == 2
+    assert function.__code__.co_argcount == 0 and not hasattr(function.__code__, "co_consts")  # a summary
+    with pytest.raises(repoexec_judge.CandidateError):  # the judge's code objects never cross
+        call(judge, "code_of", (lambda: "expected").__code__)
+
+
+def test_the_same_object_answered_twice_is_the_same_object_with_its_new_state(channel):
+    judge, _ = channel
+    first = call(judge, "cached")
+    second = call(judge, "cached")
+    assert first is second and second.count == 2
+
+
+def test_a_lent_generator_is_iterated_and_never_looked_into(channel):
+    judge, _ = channel
+    assert call(judge, "total", (x for x in [1, 2, 3])) == 6
+    generator = (x for x in [1])
+    for name in ("gi_frame", "gi_code"):
+        with pytest.raises(AttributeError):
+            repoexec_judge._use(generator, "getattr", (name,), {})
+
+
 # --- the restricted unpickler, on streams a candidate may write by hand -------------------------------------
 
 def judge_loads(data: bytes, roots=()):
@@ -221,6 +448,53 @@ def test_the_judge_refuses_to_set_state_on_a_class():
     stream = b"cdecimal\nDecimal\n(N}S'__eq__'\nNstb."
     with pytest.raises(WireError, match="may not be set"):
         judge_loads(stream)
+
+
+def test_the_judge_refuses_to_set_state_on_a_library_class():
+    stream = b"curllib.parse\nParseResult\n(N}S'__eq__'\nNstb."
+    with pytest.raises(WireError, match="may not be set"):
+        judge_loads(stream)
+
+
+@pytest.mark.parametrize("stream", [
+    b"\x80\x04\x8c\runittest.mock\x94\x8c\x04_ANY\x94\x93\x94)\x81\x94.",  # NEWOBJ of mock.ANY's class
+    b"\x80\x04\x8c\x12_pytest.python_api\x94\x8c\x0cApproxScalar\x94\x93\x94)\x81\x94.",
+    b"\x80\x04\x8c\x02os\x94\x8c\x06system\x94\x93\x94.",
+])
+def test_the_judge_refuses_mocks_matchers_and_denied_modules_names(stream):
+    with pytest.raises(WireError, match="may not cross"):
+        judge_loads(stream)
+
+
+def test_a_class_of_a_denied_module_crosses_as_a_reference_never_made():
+    import inspect
+
+    assert judge_loads(pickle.dumps(inspect.Signature, protocol=4)) is inspect.Signature
+    with pytest.raises(WireError, match="reference only"):
+        judge_loads(pickle.dumps(inspect.Signature(), protocol=4))
+
+
+def test_the_judge_opens_no_file_for_a_candidate(tmp_path):
+    target = tmp_path / "kept"
+    target.write_text("the judge's")
+    stream = b"c_io\nFileIO\n(S'" + str(target).encode() + b"'\nS'w'\ntR."  # would truncate the file
+    with pytest.raises(WireError):
+        judge_loads(stream)
+    assert target.read_text() == "the judge's"
+
+
+def test_a_library_object_that_equals_anything_is_refused(tmp_path, monkeypatch):
+    (tmp_path / "matchlib_rx.py").write_text(
+        "class Anything:\n    def __eq__(self, other):\n        return getattr(self, 'on', True)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(repoexec_wire, "_LIBRARY_ROOTS", (*repoexec_wire._LIBRARY_ROOTS, str(tmp_path) + "/"))
+    import matchlib_rx
+
+    with pytest.raises(WireError, match="equals anything"):
+        judge_loads(pickle.dumps(matchlib_rx.Anything(), protocol=4))
+    shy = matchlib_rx.Anything()
+    shy.on = False
+    assert type(judge_loads(pickle.dumps(shy, protocol=4))) is matchlib_rx.Anything
 
 
 def test_standard_values_cross_unchanged():

@@ -7,13 +7,19 @@ Only the inner plugin opens the channel (``open_channel``), before the tests' mo
 
 import builtins
 import functools
+import inspect
+import os
 import pickle
 import select
+import sys
 import types
 
-from repoexec_wire import FUNCTION_TYPES, WireError, dumps, loads_checked, receive, send, socket_from
+from repoexec_wire import (FUNCTION_TYPES, WireError, _named, _of_tests, dumps, loads_checked, receive,
+                           resolve_global, send, shaped_function, socket_from, trusted_module)
 
+DESCRIBE_WAIT = 10.0  # seconds the candidate's process has to describe its target, its module's import included
 STUCK_GRACE = 2.0  # seconds the candidate's process has to answer an abandoned call before it counts as stuck
+_OWN_VARIABLES = ("REPOEXEC", "PYTEST", "PYTHON")  # the runtime's, pytest's and the interpreter's: never sent
 _CHANNEL = None
 
 
@@ -36,6 +42,13 @@ class CandidateStuck(Exception):
 def open_channel(fd, project_roots, on_stop):
     global _CHANNEL
     _CHANNEL = Channel(fd, project_roots, on_stop)
+    while _UNDESCRIBED:  # stubs made before the channel was (the focal module imported early): kept, told
+        stub, target = _UNDESCRIBED.pop()
+        stub._described_late = True
+        _described(stub, target)
+
+
+_UNDESCRIBED = []
 
 
 def function(module, name):
@@ -43,9 +56,10 @@ def function(module, name):
     def stub(*args, **kwargs):
         return _channel().call(("function", module, name), args, kwargs)
 
+    stub._forward = lambda args, kwargs: _channel().call(("function", module, name), args, kwargs)
     stub.__name__ = stub.__qualname__ = name
     stub.__module__ = module
-    return stub
+    return _described(stub, ("function", module, name))
 
 
 def method(module, qualname, kind):
@@ -53,8 +67,43 @@ def method(module, qualname, kind):
     def stub(*args, **kwargs):
         return _channel().call(("method", module, qualname, kind), args, kwargs)
 
+    stub._forward = lambda args, kwargs: _channel().call(("method", module, qualname, kind), args, kwargs)
     stub.__name__, stub.__qualname__, stub.__module__ = qualname.rpartition(".")[2], qualname, module
+    stub = _described(stub, ("method", module, qualname, kind))
     return {"static": staticmethod, "class": classmethod, "property": property}.get(kind, lambda stub: stub)(stub)
+
+
+def _described(stub, target):
+    """The stub with the candidate's doc, signature and annotations (tests read ``f.__doc__``,
+    ``f.__code__.co_argcount``), where its process tells them in ``DESCRIBE_WAIT`` seconds; the values come through
+    the judge's unpickler like any answer. Told at once, the stub is made again with the candidate's parameters
+    (``shaped_function``: from their names; a default the candidate's process did not show as a number, a string
+    or None is not passed on); told later (the module imported before the channel opened), it keeps its own."""
+    if _CHANNEL is None:
+        _UNDESCRIBED.append((stub, target))
+        return stub
+    if _CHANNEL.broken:
+        return stub
+    doc, parameters, notes = _CHANNEL.describe(target) or (None, None, None)
+    try:
+        signature = inspect.Signature([inspect.Parameter(
+            name, inspect._ParameterKind(kind), default=default[0] if default else inspect.Parameter.empty)
+            for name, kind, *default in parameters])
+        shaped = shaped_function([(p.name, int(p.kind), p.default is not p.empty,
+                                   *([p.default] if p.default is not p.empty and p.default is not ... else []))
+                                  for p in signature.parameters.values()], stub._forward)
+    except (TypeError, ValueError, SyntaxError):
+        stub.__doc__ = doc if isinstance(doc, str) else None
+        return stub
+    if getattr(stub, "_described_late", False):
+        shaped = stub
+    for key in ("__name__", "__qualname__", "__module__"):
+        setattr(shaped, key, getattr(stub, key))
+    shaped.__doc__ = doc if isinstance(doc, str) else None
+    shaped.__signature__ = signature
+    shaped.__annotations__ = {name: note for name, note in (notes or {}).items() if isinstance(name, str)
+                              and isinstance(note, str)}
+    return shaped
 
 
 def _channel():
@@ -100,16 +149,26 @@ class Handle:
     def __len__(self):
         return self._ask("len")
 
+    def __bool__(self):  # the object's own truth (a function's is true), not its len
+        return self._ask("bool") is True
+
     def __getitem__(self, key):
         return self._ask("getitem", key)
 
     def __contains__(self, key):
-        return self._ask("contains", key)
+        # by iteration, compared here: the candidate's own __contains__ would answer yes to the expected value
+        return any(item is key or item == key for item in self)
 
     def __getattr__(self, name):
-        if name.startswith("__"):
+        if name.startswith("__") and name not in ("__name__", "__qualname__", "__wrapped__", "__code__",
+                                                  "__defaults__", "__kwdefaults__"):
             raise AttributeError(name)
-        return self._ask("getattr", name)
+        return self._ask("getattr", name)  # the candidate's own object's: a function's code crosses as a summary
+
+    @property
+    def __doc__(self):  # the candidate's object's own (a function's docstring), as a value
+        doc = self._ask("getattr", "__doc__")
+        return doc if isinstance(doc, str) else None
 
     def __repr__(self):
         return f"<{self._type} in the candidate's process>"
@@ -124,9 +183,14 @@ class Channel:
         self.on_stop = on_stop  # told why the session must stop (the candidate's process is gone or stuck)
         self.ids = 0
         self.lent, self.lent_ids = {}, {}  # the judge's objects the candidate may call back: hid -> object
+        self.objects = {}  # the candidate's objects answered by value, by the number its process gave them
         self.abandoned = None  # a call whose answer a timeout left behind
+        self.constants = {}  # id -> (module, name): the target module's own constants, sent by their names
+        self.in_reference = 0
         self.broken = None  # why no more calls can be made
         self.limit = 0.0  # the running test's time limit: the candidate's process interrupts a call past it
+        self.environ, self.cwd, self.raw = {}, None, None
+        self._context()  # the environment as both processes start with it: only later changes cross
 
     def call(self, target, args, kwargs):
         if self.broken:
@@ -136,14 +200,52 @@ class Channel:
         self.ids += 1
         number = self.ids
         arguments = [*args, *kwargs.values()]
+        self.constants = _constants(target[1])
         try:
-            payload = dumps(("call", number, target, tuple(args), dict(kwargs), self.limit),
-                            self._persistent_id)
-        except (pickle.PicklingError, TypeError, AttributeError) as exc:
+            payload = self._dumps(("call", number, target, tuple(args), dict(kwargs), self.limit, self._context()))
+        except (pickle.PicklingError, TypeError, AttributeError, RuntimeError) as exc:
             raise CandidateError(f"the test's arguments cannot be sent to the candidate's process: {exc}") from None
         self._send(payload)
         self.abandoned = number  # until its answer is read
         return self._wait(number, arguments)
+
+    def _context(self):
+        """What the test changed of the judge's environment since the last call (``monkeypatch.setenv``, a
+        variable removed: None), and its working directory where that changed: the candidate's process applies
+        them before the call. The runtime's and pytest's own variables stay the judge's."""
+        raw = getattr(os.environ, "_data", None)  # the bytes os.environ keeps: compared in C, decoded on change
+        changes = {}
+        if raw is None or raw != self.raw:
+            self.raw = dict(raw) if raw is not None else None
+            environ = {name: value for name, value in os.environ.items() if not name.startswith(_OWN_VARIABLES)}
+            changes = {name: value for name, value in environ.items() if self.environ.get(name) != value}
+            changes.update({name: None for name in self.environ if name not in environ})
+            self.environ = environ
+        try:
+            cwd = os.getcwd()
+        except OSError:
+            cwd = None
+        moved, self.cwd = (cwd if cwd != self.cwd else None), cwd
+        return changes, moved
+
+    def describe(self, target):
+        """The target's (doc, parameters), or None where the candidate's process does not answer in time (its
+        import still running): the answer is then read and dropped before the next call's."""
+        if self.abandoned is not None:
+            return None
+        self.ids += 1
+        number = self.ids
+        self._send(dumps(("describe", number, target)))
+        self.abandoned = number
+        if not select.select([self.sock], [], [], DESCRIBE_WAIT)[0]:
+            return None
+        try:
+            value = self._wait(number, [])
+        except (CandidateGone, CandidateStuck):
+            raise
+        except Exception:
+            return None
+        return value if isinstance(value, tuple) and len(value) == 3 else None
 
     def _send(self, payload):
         try:
@@ -180,7 +282,12 @@ class Channel:
             self._stop(f"the candidate's process broke the channel: {exc}")
         if data is None:
             self._stop("the candidate's process ended")
-        message = loads_checked(data, self.project_roots, functools.partial(self._persistent_load, arguments))
+        try:
+            message = loads_checked(data, self.project_roots, functools.partial(self._persistent_load, arguments))
+        except WireError:
+            if number is not None:  # the refused answer was the call's: the candidate's process waits for the next
+                self.abandoned = None
+            raise
         if not isinstance(message, tuple) or not message or not isinstance(message[0], str):
             raise WireError("a message that is not the judge's protocol")
         kind = message[0]
@@ -200,6 +307,11 @@ class Channel:
         for index, state in (extra or {}).items():
             if isinstance(index, int) and 0 <= index < len(arguments):
                 _apply(arguments[index], state)
+            elif isinstance(index, tuple) and len(index) == 2 and index[0] == "obj" and isinstance(index[1], int):
+                known = self.objects.setdefault(index[1], state)  # first seen: this one; later: its new state
+                if known is not state:
+                    _apply(known, state)
+                    value = known if value is state else value
         return True, value
 
     def _callback(self, number, hid, op, args, kwargs):
@@ -209,7 +321,7 @@ class Channel:
                 raise LookupError(f"no object {hid} was lent to the candidate")
             value = _use(target, op, args, kwargs)
             reply = ("return", number, None, value)
-            payload = dumps(reply, self._persistent_id)
+            payload = self._dumps(reply)
         except Exception as exc:
             try:
                 payload = dumps(("raise", number, exc, None), self._persistent_id)
@@ -217,16 +329,46 @@ class Channel:
                 payload = dumps(("raise", number, RuntimeError(f"{type(exc).__name__}: {exc}"), None))
         self._send(payload)
 
-    def _persistent_id(self, obj):
+    def _dumps(self, message):
+        """The message as a pickle: what pickles by value so, the test's functions lent; where that fails (an open
+        file, a lock, a queue, a socket, an object of a class defined in a test), once more with every object
+        that does not pickle lent too."""
+        try:
+            self.in_reference = 0
+            return dumps(message, self._persistent_id)
+        except (pickle.PicklingError, TypeError, AttributeError, RuntimeError):
+            self.in_reference = 0
+            return dumps(message, functools.partial(self._persistent_id, lending=True))
+
+    def _persistent_id(self, obj, lending=False):
         if type(obj) is Handle:
             return ("handle", obj._hid)
-        if isinstance(obj, FUNCTION_TYPES) and not _by_reference(obj) or isinstance(obj, functools.partial):
-            hid = self.lent_ids.get(id(obj))
-            if hid is None:
-                hid = self.lent_ids[id(obj)] = len(self.lent) + 1
-                self.lent[hid] = obj
-            return ("judge", hid)
+        if self.in_reference:  # the four parts of the ("constant", ...) just given, pickled next
+            self.in_reference -= 1
+            return None
+        if type(obj) in (str, bytes, tuple, frozenset) and id(obj) in self.constants:
+            self.in_reference = 4
+            return ("constant", *self.constants[id(obj)], obj)
+        if isinstance(obj, (types.CodeType, types.FrameType, types.TracebackType)):
+            raise pickle.PicklingError(f"a {type(obj).__name__} of the judge's may not be sent")
+        if isinstance(obj, types.ModuleType):
+            if sys.modules.get(obj.__name__) is not obj:  # one a test made: its name only, nothing it holds
+                return ("new module", str(obj.__name__))
+            if _of_tests(obj.__name__) or obj.__name__ == "__main__":
+                raise pickle.PicklingError(f"the tests' module {obj.__name__} may not be sent")
+            return ("module", obj.__name__)  # the candidate's process imports its own
+        if isinstance(obj, FUNCTION_TYPES) and not _by_reference(obj):
+            return self._lend(obj, _described_function(obj))
+        if lending and _unpicklable(obj):
+            return self._lend(obj, None)
         return None
+
+    def _lend(self, obj, described):
+        hid = self.lent_ids.get(id(obj))
+        if hid is None:
+            hid = self.lent_ids[id(obj)] = len(self.lent) + 1
+            self.lent[hid] = obj
+        return ("judge", hid, described)
 
     def _persistent_load(self, arguments, pid):
         if not isinstance(pid, tuple) or not pid:
@@ -235,25 +377,110 @@ class Channel:
             return arguments[pid[1]]
         if pid[0] == "judge" and len(pid) == 2 and pid[1] in self.lent:
             return self.lent[pid[1]]
-        if pid[0] == "handle" and len(pid) == 3 and isinstance(pid[1], int) and isinstance(pid[2], str):
-            return Handle(self, pid[1], pid[2][:200])
+        if pid[0] == "handle" and len(pid) == 4 and isinstance(pid[1], int) and isinstance(pid[2], str):
+            named = pid[3] if isinstance(pid[3], tuple) and len(pid[3]) == 2 else (None, None)
+            own = resolve_global(*named, self.project_roots)  # a library's or the project's function: the judge's
+            return own if own is not None else Handle(self, pid[1], pid[2][:200])
+        if pid[0] == "std" and pid[1] in ("stdin", "stdout", "stderr"):
+            return getattr(sys, pid[1])  # the judge's own stream where the candidate's object held its own
+        if pid[0] == "new module" and len(pid) == 2 and isinstance(pid[1], str):
+            return types.ModuleType(pid[1][:200])  # one the candidate made: an empty one of its name
+        if pid[0] == "module" and len(pid) == 2:
+            module = trusted_module(pid[1], self.project_roots, modules_only=True)
+            if module is not None:
+                return module
         raise WireError(f"a reference the judge did not make: {pid!r}"[:300])
 
 
+def _constants(module):
+    """The focal module's constants (strings, bytes, tuples) by identity: an argument that is one of them is sent
+    by its name, and the candidate's process passes its own module's (``config_file is USER_CONFIG_PATH``)."""
+    owner = sys.modules.get(module) if isinstance(module, str) else None
+    return {id(value): (module, name) for name, value in vars(owner).items()
+            if type(value) in (str, bytes, tuple, frozenset) and not name.startswith("__")} if owner else {}
+
+
 def _by_reference(obj):
-    """A builtin function (``len``, ``str.lower``) is sent by its name: the candidate's process has it too."""
-    return isinstance(obj, types.BuiltinFunctionType) and isinstance(getattr(obj, "__self__", None),
-                                                                     (types.ModuleType, type(None))) \
-        or type(obj).__name__ in ("method_descriptor", "wrapper_descriptor")
+    """A builtin function (``len``, ``str.lower``) or a module-level function of a module that is not the tests'
+    (``functools.wraps``, the project's own) is sent by its name: the candidate's process has it too."""
+    if isinstance(obj, types.BuiltinFunctionType) and isinstance(getattr(obj, "__self__", None),
+                                                                  (types.ModuleType, type(None))) \
+            or type(obj).__name__ in ("method_descriptor", "wrapper_descriptor"):
+        return True
+    if isinstance(obj, types.BuiltinMethodType) and isinstance(obj.__self__, (type, str, bytes, int, float, tuple)) \
+            and not _of_tests(getattr(obj.__self__, "__module__", "") or ""):
+        return True  # chain.from_iterable, "-".join: pickle names them (getattr of their owner)
+    if isinstance(obj, types.BuiltinMethodType) and type(obj.__self__) in (dict, list, set, frozenset) \
+            and obj.__name__ in _READING:
+        return True  # d.keys: a copy of the container reads as it does (seen.append stays lent: it changes it)
+    module, qualname = getattr(obj, "__module__", None), getattr(obj, "__qualname__", "<")
+    if not isinstance(obj, types.FunctionType) or not isinstance(module, str) or "<" in qualname \
+            or _of_tests(module) or module == "__main__":
+        return False
+    found = sys.modules.get(module)
+    for part in qualname.split("."):
+        found = getattr(found, part, None)
+    return found is obj
+
+
+_READING = frozenset({"keys", "values", "items", "get", "copy", "count", "index", "__getitem__", "__contains__",
+                      "__len__", "__iter__"})  # a container's methods that change nothing
+
+
+def _described_function(obj):
+    """What the candidate's process is told of a test's function it is lent, to make a function of the same
+    shape that calls back: its names, its doc, and its parameters' names and kinds, never their defaults (a
+    default could be an expected value), its code, globals or closure."""
+    try:
+        signature = inspect.signature(obj)
+    except (TypeError, ValueError):
+        return None
+    parameters = [(p.name, int(p.kind), p.default is not p.empty) for p in signature.parameters.values()]
+    names = {key: getattr(obj, key, None) for key in ("__name__", "__qualname__", "__module__", "__doc__")}
+    return {key: value for key, value in names.items() if isinstance(value, str)} | {"parameters": parameters}
+
+
+def _unpicklable(obj):
+    """An object the candidate may only use through the judge: one pickle refuses, or of a class it cannot name
+    (defined in a test); never a module, a class, a function's insides or a frame."""
+    if isinstance(obj, type):  # a class made in a test (type("", (), {...})): lent, its attributes read
+        return not _named(obj) or _of_tests(obj.__module__)
+    if isinstance(obj, (types.ModuleType, types.CodeType, types.FrameType, types.TracebackType, *FUNCTION_TYPES)) \
+            or type(obj) in (dict, list, tuple, set, frozenset, str, bytes, int, float, bool, type(None)):
+        return False
+    try:
+        reduced = obj.__reduce_ex__(4)
+    except Exception:
+        return True
+    if isinstance(reduced, str):  # pickled by its name (a TypeVar): in a module the candidate's process has
+        module = getattr(obj, "__module__", None) or ""
+        return _of_tests(module) or getattr(sys.modules.get(module), reduced, None) is not obj
+    return not _named(type(obj)) or _of_tests(type(obj).__module__)
+
+
+_NAMES = ("__name__", "__qualname__", "__module__", "__doc__")  # the dunders a lent object shows: what it is called
+# What the candidate may do with an object the judge lent it: use it, never look inside it.
+_OPS = {
+    "call": lambda target, *args, **kwargs: target(*args, **kwargs), "next": next, "iter": iter, "len": len,
+    "getitem": lambda target, key: target[key], "contains": lambda target, key: key in target,
+    "enter": lambda target: target.__enter__(), "exit": lambda target, failed: target.__exit__(
+        *((Exception, Exception(), None) if failed else (None, None, None))),
+}
+
+
+_ITERATED = (types.GeneratorType, types.AsyncGeneratorType)  # lent: iterated, never looked into (gi_frame)
 
 
 def _use(target, op, args, kwargs):
-    if op == "call":
-        return target(*args, **kwargs)
-    if op == "next":
-        return next(target)
-    if op == "iter":
-        return iter(target)
+    if op == "getattr" and len(args) == 1 and isinstance(args[0], str) and (not args[0].startswith("__") or
+                                                                            args[0] in _NAMES) \
+            and not isinstance(target, (*FUNCTION_TYPES, functools.partial, types.ModuleType)):
+        return getattr(target, args[0])  # a lent object's own data and methods; a function shows none
+    if op in _OPS and (op == "call" or not isinstance(target, FUNCTION_TYPES)
+                       or op in ("iter", "next") and isinstance(target, _ITERATED)):
+        return _OPS[op](target, *args, **kwargs)
+    if op == "getattr":  # as Python says it (hasattr, getattr with a default work on the other side)
+        raise AttributeError(f"the judge's lent object shows no attribute {str(args[0] if args else '')[:100]!r}")
     raise LookupError(f"no operation {op!r} on a lent object")
 
 

@@ -8,15 +8,19 @@ file is a courtesy to honest code (values by pickle, the rest as handles), not a
 """
 
 import argparse
+import functools
 import importlib
+import inspect
 import os
 import pickle
 import signal
 import sys
 import traceback
+import types
 
 from repoexec_guard import apply_limits, deny_system_calls, limit_kind
-from repoexec_wire import FUNCTION_TYPES, IMMUTABLE, dumps, is_value_type, module_of_project, receive, send, socket_from
+from repoexec_wire import (FUNCTION_TYPES, WIRE_CALLS, _named, _named_singleton, converted, dumps, is_value_type,
+                           module_of_project, receive, send, shaped_function, socket_from)
 
 _GRACE = 0.5  # seconds past the test's limit before a call is interrupted here (the judge's timeout comes first)
 
@@ -26,32 +30,81 @@ class _CallTimeout(BaseException):
 
 
 class Lent:
-    """An object of the judge's (a function a test passed): each use is a call back to the judge."""
+    """An object of the judge's (a test's argument that cannot be pickled: a file, a lock, a queue, an object of a
+    class defined in a test): each use is a call back to the judge, which allows calls, iteration, ``with``,
+    ``len``, items and the object's non-dunder attributes."""
 
     def __init__(self, server, hid):
         self._server, self._hid = server, hid
 
+    def _ask(self, op, *args, **kwargs):
+        return self._server.callback(self._hid, op, args, kwargs)
+
     def __call__(self, *args, **kwargs):
-        return self._server.callback(self._hid, "call", args, kwargs)
+        return self._ask("call", *args, **kwargs)
 
     def __iter__(self):
-        return self._server.callback(self._hid, "iter", (), {})
+        return self._ask("iter")
 
     def __next__(self):
-        return self._server.callback(self._hid, "next", (), {})
+        return self._ask("next")
+
+    def __len__(self):
+        return self._ask("len")
+
+    def __getitem__(self, key):
+        return self._ask("getitem", key)
+
+    def __contains__(self, key):
+        return self._ask("contains", key)
+
+    def __enter__(self):
+        return self._ask("enter")
+
+    def __exit__(self, kind, value, traceback):
+        return self._ask("exit", kind is not None)
+
+    def __getattr__(self, name):
+        if name.startswith("__") and name not in ("__name__", "__qualname__"):
+            raise AttributeError(name)
+        return self._ask("getattr", name)
+
+    @property
+    def __doc__(self):
+        return self._ask("getattr", "__doc__")
+
+    @property
+    def __module__(self):  # noqa: A003 (the judge's object's: a class made in a test names its module)
+        return self._ask("getattr", "__module__")
 
     def __repr__(self):
         return f"<the judge's object {self._hid}>"
+
+
+_PLAIN = frozenset({bool, int, float, complex, str, bytes, type(None), tuple, list, dict, set, frozenset})
+_SHOWN = (bool, int, float, complex, str, bytes, type(None))  # defaults the judge's stub shows (and passes on) as they are
+
+
+def lent_function(server, hid, described):
+    """A function of the shape of the test's function lent to the candidate (its names, doc, parameters' names
+    and kinds: ``__code__.co_argcount``, ``inspect.signature`` work on it) that calls the judge's."""
+    made = shaped_function(described["parameters"], lambda args, kwargs: server.callback(hid, "call", args, kwargs))
+    for key in ("__name__", "__qualname__", "__module__", "__doc__"):
+        if isinstance(described.get(key), str):
+            setattr(made, key, described[key])
+    return made
 
 
 class Server:
     def __init__(self, sock, module, project_roots):
         self.sock, self.module, self.project_roots = sock, module, project_roots
         self.handles = {}  # hid -> an object of ours the judge holds a handle to
-        self.lent = {}
+        self.lent, self.lent_ids = {}, {}  # hid -> the judge's object lent to us (a Lent, a lent function), id -> hid
         self.callbacks = 0
         self.arguments = {}  # id -> index of the current call's arguments (identity kept across)
         self.by_value = set()  # ids of the arguments whose new state is being sent
+        self.in_reference = 0
+        self.objects = {}  # id -> (number, object): the objects answered by value, kept alive, numbered for the judge
 
     # --- reading the judge ---
 
@@ -64,7 +117,20 @@ class Server:
         if pid[0] == "handle":
             return self.handles[pid[1]]
         if pid[0] == "judge":
-            return self.lent.setdefault(pid[1], Lent(self, pid[1]))
+            if pid[1] not in self.lent:
+                described = pid[2] if len(pid) > 2 else None
+                made = lent_function(self, pid[1], described) if described else Lent(self, pid[1])
+                self.lent[pid[1]] = made
+                self.lent_ids[id(made)] = pid[1]
+            return self.lent[pid[1]]
+        if pid[0] == "module":
+            return importlib.import_module(pid[1])
+        if pid[0] == "constant":  # its module's own object of that name where it still equals the judge's
+            _, module, name, value = pid
+            found = getattr(sys.modules.get(module), name, None)
+            return found if type(found) is type(value) and found == value else value
+        if pid[0] == "new module":
+            return types.ModuleType(pid[1])
         raise pickle.UnpicklingError(f"unknown reference {pid!r}")
 
     # --- writing to the judge ---
@@ -73,12 +139,30 @@ class Server:
         if id(obj) in self.by_value:  # an argument's new state: sent whole, once
             self.by_value.discard(id(obj))
             return None
-        index = self.arguments.get(id(obj)) if not isinstance(obj, IMMUTABLE) else None
-        if index is not None:
+        if self.in_reference:  # the two parts of the ("arg", index) just given, pickled next
+            self.in_reference -= 1
+            return None
+        index = self.arguments.get(id(obj)) if type(obj) not in (int, bool) else None
+        if index is not None:  # an argument returned, immutable ones too: `returned is argument` holds
+            self.in_reference = 2
             return ("arg", index)
-        if type(obj) is Lent:
-            return ("judge", obj._hid)
         cls = type(obj)
+        if cls in _PLAIN:  # the common case first: a value
+            return None
+        if id(obj) in self.lent_ids:
+            return ("judge", self.lent_ids[id(obj)])
+        if isinstance(obj, types.ModuleType):  # by name: the judge has its own (a library's, the project's)
+            return ("module" if sys.modules.get(obj.__name__) is obj else "new module", str(obj.__name__))
+        if getattr(obj, "__module__", None) == "repoexec_wire" and getattr(obj, "__name__", None) in WIRE_CALLS:
+            return None  # what rebuilds a value on the judge's side, named as it is
+        if obj is sys.stdout or obj is sys.stderr or obj is sys.stdin:
+            return ("std", ("stdin", "stdout", "stderr")[(sys.stdin, sys.stdout, sys.stderr).index(obj)])
+        if not isinstance(obj, FUNCTION_TYPES) and _named_singleton(obj) is not None or cls.__module__ == "typing":
+            return None  # typing.Union by its name, typing.Optional[int] as typing's subscription
+        if _bound_to_value(obj) if isinstance(obj, types.MethodType) else converted(obj) is not NotImplemented:
+            return None  # a lock, a method of a value, a dict's view: as the wire sends them
+        if isinstance(obj, functools.partial) and (_bound_to_value(obj.func) or _global_name(obj.func)):
+            return None  # a partial of a value's method or of a named function: a value (a parser's getint)
         if isinstance(obj, type) or is_value_type(cls) or module_of_project(cls.__module__, self.project_roots) \
                 and not isinstance(obj, FUNCTION_TYPES):
             return None
@@ -86,11 +170,12 @@ class Server:
                 or hasattr(obj, "__iter__") and not hasattr(obj, "__reduce_ex__"):
             hid = len(self.handles) + 1
             self.handles[hid] = obj
-            return ("handle", hid, cls.__qualname__)
+            return ("handle", hid, cls.__qualname__, _global_name(obj))
         return None
 
     def _send(self, message):
         try:
+            self.in_reference = 0
             payload = dumps(message, self._persistent_id)
         except Exception as exc:
             text = f"the candidate's answer cannot cross to the judge: {type(exc).__name__}: {exc}"
@@ -107,6 +192,37 @@ class Server:
             message = self._load(data)
             if message[0] == "call":
                 self._call(*message[1:])
+            elif message[0] == "describe":
+                self._describe(*message[1:])
+
+    def _describe(self, number, target):
+        """The target's doc and signature, as the judge shows them on its stub (``f.__doc__``, ``inspect.signature``):
+        parameters' names and kinds, and their defaults where those are values."""
+        try:
+            function = self._function(target)
+            try:
+                signature = inspect.signature(function)
+                parameters = [(p.name, int(p.kind)) if p.default is p.empty else (
+                    p.name, int(p.kind), p.default if isinstance(p.default, _SHOWN) else ...)
+                    for p in signature.parameters.values()]
+            except (TypeError, ValueError):
+                parameters = None
+            doc = function.__doc__ if isinstance(function.__doc__, str) else None
+            notes = {str(name): note if isinstance(note, str) else inspect.formatannotation(note)
+                     for name, note in getattr(function, "__annotations__", {}).items()}
+            self._send(("return", number, None, (doc, parameters, notes)))
+        except BaseException:
+            self._send(("return", number, None, (None, None, None)))
+
+    def _function(self, target):
+        if target[0] == "function":
+            return getattr(self.module, target[2])
+        owner = self.module
+        for part in target[2].rpartition(".")[0].split("."):
+            owner = getattr(owner, part)
+        found = vars(owner)[target[2].rpartition(".")[2]]
+        found = found.fget if isinstance(found, property) else found
+        return found.__func__ if isinstance(found, (staticmethod, classmethod)) else found
 
     def callback(self, hid, op, args, kwargs):
         self.callbacks += 1
@@ -124,7 +240,8 @@ class Server:
                     raise message[2]
                 return message[3]
 
-    def _call(self, number, target, args, kwargs, limit=0.0):
+    def _call(self, number, target, args, kwargs, limit=0.0, context=None):
+        _apply_context(context)
         arguments = [*args, *kwargs.values()]
         before = {index: _snapshot(value) for index, value in enumerate(arguments) if _mutable(value)}
         saved = self.arguments
@@ -143,6 +260,9 @@ class Server:
             self.arguments = saved
         changed = {index: arguments[index] for index, was in before.items() if _snapshot(arguments[index]) != was}
         self.arguments = {id(value): index for index, value in enumerate(arguments)}
+        if id(value) not in self.arguments and _kept(value):  # the same object answered again is the same there
+            number_of = self.objects.setdefault(id(value), (len(self.objects) + 1, value))[0]
+            changed[("obj", number_of)] = value
         self.by_value = {id(value) for value in changed.values()}
         try:  # the new states first: the answer, if it is one of them, is then the argument itself
             self._send(("return", number, changed, value))
@@ -181,6 +301,54 @@ class Server:
         raise LookupError(f"no target of kind {kind!r}")
 
 
+def _kept(value):
+    """An answer with an identity of its own, sent by value: a project's or a library's object (a cache's
+    ``Locale``), not a value type, a class, a module, a function or what becomes a handle."""
+    return hasattr(value, "__dict__") and not isinstance(value, (type, types.ModuleType, BaseException,
+                                                                 *FUNCTION_TYPES)) \
+        and not is_value_type(type(value)) and not callable(value) and not hasattr(value, "__next__") \
+        and not hasattr(value, "__enter__")
+
+
+def _apply_context(context):
+    """The judge's environment variables as the test changed them, and its working directory where it moved."""
+    changes, cwd = context if isinstance(context, tuple) and len(context) == 2 else ({}, None)
+    for name, value in (changes or {}).items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
+    if cwd:
+        try:
+            os.chdir(cwd)
+        except OSError:  # a folder of the judge's that the candidate's sandbox does not show
+            pass
+
+
+def _bound_to_value(method):
+    """A method of an object that crosses by value (a parser's ``getint``), under its own name."""
+    owner = getattr(method, "__self__", None)
+    if isinstance(owner, type):  # a class method of a class pickle names
+        return _named(owner) and getattr(owner, method.__name__, None) == method
+    return not isinstance(owner, types.ModuleType) and _named(type(owner)) and not callable(owner) \
+        and not hasattr(owner, "__next__") and getattr(owner, method.__name__, None) == method
+
+
+def _global_name(obj):
+    """(module, qualname) of a module-level function that its module holds under that name, else None: the judge
+    may then use its own (a library's function stays what it is: ``import_object("os.path.join") is join``)."""
+    module, qualname = getattr(obj, "__module__", None), getattr(obj, "__qualname__", None)
+    owner = getattr(obj, "__objclass__", None)
+    if module is None and isinstance(owner, type) and owner.__module__ == "builtins":  # object.__init__
+        return ("builtins", qualname) if getattr(owner, obj.__name__, None) is obj else None
+    if not isinstance(module, str) or not isinstance(qualname, str) or "<" in qualname:
+        return None
+    found = sys.modules.get(module)
+    for part in qualname.split("."):
+        found = getattr(found, part, None)
+    return (module, qualname) if found is obj else None
+
+
 def _alarm(signum, frame):
     raise _CallTimeout()
 
@@ -193,7 +361,7 @@ _HANDLE_OPS = {
     "call": lambda obj, *args, **kwargs: obj(*args, **kwargs),
     "getattr": getattr, "iter": iter, "next": next, "send": lambda obj, value: obj.send(value),
     "close": lambda obj: obj.close(), "enter": lambda obj: obj.__enter__(), "exit": _exit_op,
-    "len": len, "getitem": lambda obj, key: obj[key], "contains": lambda obj, key: key in obj,
+    "len": len, "getitem": lambda obj, key: obj[key], "contains": lambda obj, key: key in obj, "bool": bool,
 }
 
 
