@@ -10,7 +10,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 from pytest_repoexec import cgroups
@@ -53,17 +52,6 @@ print(json.dumps(seen))
 '''
 
 
-def _remove(folder: Path) -> None:
-    for _ in range(100):
-        try:
-            folder.rmdir()
-            return
-        except FileNotFoundError:
-            return
-        except OSError:
-            time.sleep(0.05)
-
-
 def test_the_engines_processes_go_into_a_leaf_and_the_samples_cgroups_beside_it():
     assert os.geteuid() == 0, "this file is CI's as root: it makes cgroups on the host's cgroup2 mount"
     mount = next(point for point, fstype, _ in cgroups._mounts() if fstype == "cgroup2")
@@ -82,8 +70,8 @@ def test_the_engines_processes_go_into_a_leaf_and_the_samples_cgroups_beside_it(
         assert done.returncode == 0, done.stderr
         seen = json.loads(done.stdout)
     finally:
-        _remove(test / cgroups.ENGINE_LEAF)
-        _remove(test)
+        cgroups._remove(test / cgroups.ENGINE_LEAF)
+        cgroups._remove(test)
         if not enabled:
             top.write_text(f"-{controller}\n")
     assert seen["own"] == str(test)
