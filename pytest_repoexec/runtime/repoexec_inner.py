@@ -511,7 +511,7 @@ def pytest_configure(config):
     if results is None or token is None:
         raise pytest.UsageError("repoexec_inner needs --repoexec-results-fd and --repoexec-token-fd, or "
                                 "--repoexec-attach")
-    _open(config, results, token, config.getoption("--repoexec-judge-fd"))
+    attach(config, results, token, config.getoption("--repoexec-judge-fd"))
     if focal:
         lines = config.getoption("--repoexec-candidate-lines")
         first, _, last = lines.partition("-")
@@ -531,13 +531,9 @@ def pytest_configure(config):
 
 
 def attach(config, results_fd, token_fd, judge_fd):
-    """A session collected before its sample was forked (``--repoexec-attach``, a judge's zygote) gets the
-    sample's pipes and its channel to the candidate's process, and the sample's limits, before any test runs."""
-    _open(config, results_fd, token_fd, judge_fd)
-
-
-def _open(config, results_fd, token_fd, judge_fd):
-    """The stream, the limits, and a judge's channel: before any candidate code runs, here or across."""
+    """The stream, the limits, and a judge's channel, before any candidate code runs, here or across. Called at
+    configuration; or, for a session collected before its sample was forked (``--repoexec-attach``, a judge's
+    zygote), by the fork, with the sample's pipes and channel, before any test runs."""
     token = os.read(token_fd, 256).decode("ascii")  # before any candidate code runs, and then gone
     os.close(token_fd)
     _RECORDER.writer.open(results_fd, token)
