@@ -495,6 +495,9 @@ class _Started:
         return self.process.wait()
 
 
+_CANDIDATE_GRACE = 0.5  # seconds a split sample's candidate has to report its end once the judge's is known
+
+
 class SplitSample:
     """A split sample's two processes as ``watch`` sees one: the judge's end is the sample's; killing it kills
     both. What stopped the candidate's process (its CPU or file size limit) is the sample's limit."""
@@ -510,7 +513,8 @@ class SplitSample:
         return self.judge.wait(timeout)
 
     def kill(self) -> int:
-        self.candidate_status = self.candidate.poll()
+        # a candidate's process that ended (a limit) may not have said so yet: a moment to say it, never lost
+        self.candidate_status = self.candidate.wait(_CANDIDATE_GRACE)
         if self.candidate_status is None:
             self.candidate.kill()
         return self.judge.kill()
