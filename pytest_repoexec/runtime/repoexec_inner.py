@@ -84,10 +84,12 @@ def _error_type(excinfo):
     if excinfo is None:
         return None
     message = str(excinfo.value)
-    told = getattr(excinfo.value, "repoexec_error_type", None)  # the judge's: the candidate's process ended, a limit
+    # the judge's own classes' (the candidate's process ended, a limit), never an attribute an object was given
+    told = vars(type(excinfo.value)).get("repoexec_error_type") if type(excinfo.value).__module__ == "repoexec_judge" \
+        else None
     if isinstance(told, str):
         return told
-    if excinfo.typename == "Failed" and "Timeout" in message and "pytest-timeout" in message:
+    if type(excinfo.value) is pytest.fail.Exception and "Timeout" in message and "pytest-timeout" in message:
         return ErrorType.TIMEOUT.value
     kind = limit_kind(excinfo.value)
     return kind.value if kind else excinfo.typename
@@ -384,16 +386,23 @@ class _Recorder:
             error_type=error_type, message=message, longrepr=longrepr,
         ))
 
+    def pytest_exception_interact(self, node, call, report):
+        """A collection's failure, before its report: its error type from the exception itself (what pytest's
+        ``CollectError`` wraps), never from the report's text, which holds the message a candidate wrote."""
+        if isinstance(report, pytest.CollectReport) and call.excinfo is not None:
+            value = call.excinfo.value
+            if isinstance(value, pytest.Collector.CollectError) and value.__cause__ is not None:
+                value = value.__cause__
+            report.repoexec_error = _error_type(pytest.ExceptionInfo.from_exception(value))
+
     def pytest_collectreport(self, report):
         if report.failed:
             longrepr = str(report.longrepr)
-            # The report keeps only text; its last "E   Type: message" line names the exception.
             error_lines = [line[1:].strip() for line in longrepr.splitlines() if line.startswith("E ")]
             last = error_lines[-1] if error_lines else ""
-            error_type = last.split(":")[0].strip() if ":" in last else ""
             self.writer.write(protocol.CollectError(
                 nodeid=report.nodeid,
-                error_type=error_type if error_type.isidentifier() else ErrorType.COLLECTION_ERROR.value,
+                error_type=getattr(report, "repoexec_error", None) or ErrorType.COLLECTION_ERROR.value,
                 message=last[:MESSAGE_LIMIT], longrepr=longrepr[:LONGREPR_LIMIT],
             ))
 

@@ -12,6 +12,7 @@ import os
 import pickle
 import select
 import sys
+import time
 import types
 
 from repoexec_wire import (FUNCTION_TYPES, WireError, _named, _of_tests, dumps, loads_checked, receive,
@@ -19,6 +20,7 @@ from repoexec_wire import (FUNCTION_TYPES, WireError, _named, _of_tests, dumps, 
 
 DESCRIBE_WAIT = 10.0  # seconds the candidate's process has to describe its target, its module's import included
 STUCK_GRACE = 2.0  # seconds the candidate's process has to answer an abandoned call before it counts as stuck
+_SCALARS = (bool, int, float, complex, str, bytes, type(None))
 _OWN_VARIABLES = ("REPOEXEC", "PYTEST", "PYTHON")  # the runtime's, pytest's and the interpreter's: never sent
 _CHANNEL = None
 
@@ -35,6 +37,12 @@ class CandidateGone(Exception):
 
 class CandidateStuck(Exception):
     """The candidate's process did not come back from a call that timed out."""
+
+    repoexec_error_type = "Timeout"
+
+
+class CandidateTimeout(Exception):
+    """A call ran past the test's time limit, by the judge's own clock."""
 
     repoexec_error_type = "Timeout"
 
@@ -86,9 +94,9 @@ def _described(stub, target):
         return stub
     doc, parameters, notes = _CHANNEL.describe(target) or (None, None, None)
     try:
-        signature = inspect.Signature([inspect.Parameter(
-            name, inspect._ParameterKind(kind), default=default[0] if default else inspect.Parameter.empty)
-            for name, kind, *default in parameters])
+        signature = inspect.Signature([inspect.Parameter(  # a default shown only where it is a plain scalar
+            name, inspect._ParameterKind(kind), default=(default[0] if type(default[0]) in _SCALARS else ...)
+            if default else inspect.Parameter.empty) for name, kind, *default in parameters])
         shaped = shaped_function([(p.name, int(p.kind), p.default is not p.empty,
                                    *([p.default] if p.default is not p.empty and p.default is not ... else []))
                                   for p in signature.parameters.values()], stub._forward)
@@ -113,8 +121,10 @@ def _channel():
 
 
 class Handle:
-    """An object that stays in the candidate's process (a function, a generator, an iterator it returned):
-    each use is a call there."""
+    """An object that stays in the candidate's process (a function, a generator, an iterator it returned): it
+    is called, iterated, entered and named there, and what it answers is data again. Nothing about a value is
+    asked of it (no comparison, hash, truth, length, item or containment: Python's own for any object), and the
+    judge's code never holds one (``repoexec_wire`` lets it cross only as an answer or in a plain container)."""
 
     __slots__ = ("_channel", "_hid", "_type")
     lent = True  # never given a state by an answer (repoexec_wire's BUILD)
@@ -145,15 +155,6 @@ class Handle:
 
     def __exit__(self, kind, value, traceback):
         return self._ask("exit", kind is not None)
-
-    def __len__(self):
-        return self._ask("len")
-
-    def __bool__(self):  # the object's own truth (a function's is true), not its len
-        return self._ask("bool") is True
-
-    def __getitem__(self, key):
-        return self._ask("getitem", key)
 
     def __contains__(self, key):
         # by iteration, compared here: the candidate's own __contains__ would answer yes to the expected value
@@ -207,7 +208,13 @@ class Channel:
             raise CandidateError(f"the test's arguments cannot be sent to the candidate's process: {exc}") from None
         self._send(payload)
         self.abandoned = number  # until its answer is read
-        return self._wait(number, arguments)
+        started = time.monotonic()
+        try:
+            return self._wait(number, arguments)
+        except CandidateError:
+            if self.limit and time.monotonic() - started >= self.limit:  # the judge's clock, not the answer's word
+                raise CandidateTimeout(f"the call ran past the test's limit of {self.limit:g} s") from None
+            raise
 
     def _context(self):
         """What the test changed of the judge's environment since the last call (``monkeypatch.setenv``, a
@@ -486,13 +493,13 @@ def _use(target, op, args, kwargs):
 
 def _exception(value, details):
     """The exception the candidate raised, as the judge raises it: its own type where that could cross; else
-    rebuilt here from its description (``repoexec_serve._described``), with no code of the candidate's."""
-    kind, text, remote, described = (tuple(details) + (None,) * 4)[:4] if isinstance(details, tuple) else (None,) * 4
+    rebuilt here from its description (``repoexec_serve._described``), with no code of the candidate's. What
+    the sample's error type will be is the rebuilt exception's type, which the judge chose: the first field of
+    the description (the kind the candidate's process names) is not read."""
+    _, text, remote, described = (tuple(details) + (None,) * 4)[:4] if isinstance(details, tuple) else (None,) * 4
     text = str(text or "")[:2000]
     if not isinstance(value, BaseException):
         value = _rebuilt(described, text)
-    if isinstance(kind, str):
-        value.repoexec_error_type = kind
     if isinstance(remote, str) and remote:
         value.repoexec_remote = remote[-4000:]  # the inner plugin shows it with the first failures
     return value
@@ -507,16 +514,15 @@ def _rebuilt(described, text):
         _, name, message, status = described
         made = {"Skipped": outcomes.Skipped, "Failed": outcomes.Failed, "XFailed": outcomes.XFailed}.get(name)
         if made is not None:
-            return made(str(message))
+            return type(name, (made,), {"repoexec_candidates": True})(str(message))
         if name == "Exit":
             return outcomes.Exit(str(message), status if isinstance(status, int) else None)
     if isinstance(described, tuple) and len(described) == 3 and described[0] == "class":
         _, name, bases = described
         base = next((builtin for builtin in (getattr(builtins, str(b), None) for b in bases or ())
                      if isinstance(builtin, type) and issubclass(builtin, BaseException)), None)
-        if base is not None and str(name).isidentifier():
-            made = type(str(name), (base,), {"__module__": "candidate", "__doc__": "a class of the candidate's"})
-            return made(text)
+        if base is not None:  # the builtin it derives from, by the judge's own class: its name is no label
+            return base(text)
     return CandidateError(text or "the candidate raised what cannot cross to the judge")
 
 

@@ -361,7 +361,6 @@ _HANDLE_OPS = {
     "call": lambda obj, *args, **kwargs: obj(*args, **kwargs),
     "getattr": getattr, "iter": iter, "next": next, "send": lambda obj, value: obj.send(value),
     "close": lambda obj: obj.close(), "enter": lambda obj: obj.__enter__(), "exit": _exit_op,
-    "len": len, "getitem": lambda obj, key: obj[key], "contains": lambda obj, key: key in obj, "bool": bool,
 }
 
 

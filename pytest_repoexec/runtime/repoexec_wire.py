@@ -31,6 +31,7 @@ import decimal
 import enum
 import fractions
 import functools
+import gc
 import io
 import operator
 import os
@@ -41,6 +42,8 @@ import struct
 import types
 import uuid
 
+FUNCTION_TYPES = (types.FunctionType, types.BuiltinFunctionType, types.MethodType, types.BuiltinMethodType,
+                  types.GeneratorType, types.CoroutineType, types.AsyncGeneratorType, types.LambdaType)
 MESSAGE_LIMIT = 256 << 20  # no honest answer is this big; a bigger one is refused, not read
 _LENGTH = struct.Struct(">Q")
 
@@ -58,7 +61,8 @@ EXCEPTIONS = frozenset(value for value in vars(builtins).values()
 # Functions that pickle itself names to rebuild a standard value (a compiled pattern).
 VALUE_CALLS = {("re", "_compile"), ("repoexec_wire", "dict_view"), ("repoexec_wire", "memory"),
                ("repoexec_wire", "named_tuple"), ("repoexec_wire", "new_lock"), ("repoexec_wire", "bound_method"),
-               ("repoexec_wire", "builtin_type"), ("repoexec_wire", "type_variable"), ("repoexec_wire", "code_summary")}
+               ("repoexec_wire", "builtin_type"), ("repoexec_wire", "type_variable"), ("repoexec_wire", "code_summary"),
+               ("repoexec_wire", "default_dict")}
 WIRE_CALLS = frozenset(name for module, name in VALUE_CALLS if module == "repoexec_wire")
 # numpy's arrays and scalars, the one third-party value type RepoExec's expected outputs hold
 NUMPY = {("numpy", "ndarray"), ("numpy", "dtype"), ("numpy.core.multiarray", "_reconstruct"),
@@ -308,9 +312,13 @@ class JudgeUnpickler(pickle._Unpickler):
         self.project_roots = project_roots
         self.persistent = persistent
         self.library_classes, self.library_objects, self.references_only = set(), [], set()
+        self.known = set()
 
     def persistent_load(self, pid):
-        return self.persistent(pid)
+        found = self.persistent(pid)
+        if not _handle(found):
+            self.known.add(id(found))  # the judge's own (a test's argument): not looked into
+        return found
 
     def find_class(self, module, name):
         if (module, name) in _NAMES:
@@ -350,6 +358,7 @@ class JudgeUnpickler(pickle._Unpickler):
         args = stack.pop()
         func = stack[-1]
         self._may_make(func)
+        _no_handle_in(args, self.known, f"the arguments of {getattr(func, '__qualname__', type(func).__name__)}")
         if func is type and len(args) == 1 and any(args[0] is v for v in (None, ..., NotImplemented)):
             stack[-1] = type(args[0])  # how pickle names NoneType
             return
@@ -364,8 +373,6 @@ class JudgeUnpickler(pickle._Unpickler):
             stack[-1] = func(*args)  # os.stat_result((...), {}): a C value type's own constructor
             return
         if isinstance(func, type) and args and _made_in_c(func):
-            if _holds_handle(args):
-                raise WireError(f"a {func.__qualname__} holding an object of the candidate's process may not cross")
             stack[-1] = func(*args)  # a C type's own constructor (multidict's): no Python code of anyone's runs
             self._made(stack[-1])
             return
@@ -382,23 +389,28 @@ class JudgeUnpickler(pickle._Unpickler):
         raise WireError("protocol 0 and 1 instantiation (INST, OBJ) is not read by the judge")
 
     def load_build(self):
-        """State is set on instances only: on a class it would be setattr on the project's class (an __eq__
-        of the candidate's put in place)."""
-        inst = self.stack[-2]  # under the state
+        """An instance's state is data, set as data: on an instance only (on a class it would be setattr on the
+        project's class), holding no handle, and, where the class has no ``__setstate__`` of its own, naming
+        neither a dunder (``__class__``) nor anything the class or its bases define as behaviour (a method,
+        property or descriptor: an instance attribute of that name would stand in for it), and in the slot part
+        only declared slots."""
+        state, inst = self.stack[-1], self.stack[-2]
         if isinstance(inst, (type, types.ModuleType, *FUNCTION_TYPES)) or getattr(type(inst), "lent", False):
             raise WireError(f"a state for {type(inst).__name__} {getattr(inst, '__name__', '')} may not be set")
-        if type(inst) in self.library_classes and _holds_handle(self.stack[-1]):
-            raise WireError(f"a {type(inst).__qualname__} holding an object of the candidate's process may not "
-                            "cross: the library's code would call the candidate with the judge's values")
+        _no_handle_in(state, self.known, f"the state of a {type(inst).__qualname__}")
+        if getattr(inst, "__setstate__", None) is None:
+            _plain_state(type(inst), state)
         super().load_build()
 
     def load_newobj(self):
         self._may_make(self.stack[-2])
+        _no_handle_in(self.stack[-1], self.known, f"the arguments of {getattr(self.stack[-2], '__qualname__', '?')}")
         super().load_newobj()
         self._made(self.stack[-1])
 
     def load_newobj_ex(self):
         self._may_make(self.stack[-3])
+        _no_handle_in(self.stack[-2:], self.known, f"the arguments of {getattr(self.stack[-3], '__qualname__', '?')}")
         super().load_newobj_ex()
         self._made(self.stack[-1])
 
@@ -412,6 +424,7 @@ class JudgeUnpickler(pickle._Unpickler):
 
     def load(self):
         value = super().load()
+        _handles_only_in_containers(value, self.known)  # a list filled after the object holding it was built, too
         for obj in self.library_objects:  # with their state: an __eq__ that says yes to what it cannot know
             if _equals_anything(obj):
                 raise WireError(f"a {type(obj).__module__}.{type(obj).__qualname__} that equals anything may not "
@@ -448,24 +461,75 @@ def _equals_anything(obj):
     return False
 
 
-def _holds_handle(state):
-    """Whether a state (a dict, a tuple of dicts, the containers in them) holds a handle to the candidate's
-    process, a (project or library) object holding one included. Each object is looked at once."""
-    seen, left = set(), [state]
+_PLAIN_CONTAINERS = (list, tuple, dict, set, frozenset)  # containers with no code of anyone's in their behaviour
+_LEAVES = (type, types.ModuleType, types.CodeType, *FUNCTION_TYPES, types.BuiltinMethodType, types.MethodWrapperType)
+
+
+def _handle(item):
+    return getattr(type(item), "lent", False) is True
+
+
+def _reached(root, known):
+    """Each object reachable from ``root`` through what it holds (as the garbage collector sees it), with whether
+    the way there passed an object that is not a plain container: (object, inside). Classes, modules and
+    functions (the judge's own, by name) are not looked into, nor handles."""
+    seen, left = set(), [(root, False)]
     while left:
-        item = left.pop()
-        if id(item) in seen:
+        item, inside = left.pop()
+        if (id(item), inside) in seen:
             continue
-        seen.add(id(item))
-        if getattr(type(item), "lent", False) is True:
-            return True
-        if isinstance(item, dict):
-            left.extend(item.keys())
-            left.extend(item.values())
-        elif isinstance(item, (list, tuple, set, frozenset, collections.deque)):
-            left.extend(item)
-        elif hasattr(item, "__dict__") and not isinstance(item, (type, types.ModuleType)):
-            left.append(vars(item))
+        seen.add((id(item), inside))
+        yield item, inside
+        if _handle(item) or isinstance(item, _LEAVES) or id(item) in known:
+            continue
+        nested = inside or type(item) not in _PLAIN_CONTAINERS
+        left.extend((child, nested) for child in gc.get_referents(item))
+
+
+def _no_handle_in(value, known, where):
+    """What a constructor or a state gets holds no handle to the candidate's process: the judge never lets code
+    of its own (a project's ``__eq__``, a library's method, a ``partial``) call the candidate."""
+    if any(_handle(item) for item, _ in _reached(value, known)):
+        raise WireError(f"{where} may not hold an object of the candidate's process: only data crosses into "
+                        "an object")
+
+
+def _handles_only_in_containers(value, known):
+    """A handle (a function, generator or iterator that stays in the candidate's process) stands in an answer
+    only as itself or in lists, tuples, dicts and sets: never where code would use it on the judge's values."""
+    for item, inside in _reached(value, known):
+        if inside and _handle(item):
+            raise WireError("an object of the candidate's process may cross only as the answer itself or in a "
+                            "list, tuple, dict or set, never inside another object")
+
+
+def _plain_state(cls, state):
+    """A state pickle's default BUILD sets: a dict of attributes and a dict of slots, each name data only."""
+    attributes, slots = state if isinstance(state, tuple) and len(state) == 2 else (state, None)
+    for part, named in ((attributes, "attribute"), (slots, "slot")):
+        if part is not None and not isinstance(part, dict):
+            raise WireError(f"a {cls.__qualname__}'s state of {named}s must be a dict, not a {type(part).__name__}")
+    declared = {name for klass in cls.__mro__ for name in _slots_of(klass)} - {"__dict__", "__weakref__"}
+    for name in (attributes or {}):
+        if not isinstance(name, str) or name.startswith("__") and name.endswith("__") or _behaviour(cls, name):
+            raise WireError(f"a {cls.__qualname__}'s state may not set {str(name)[:100]!r}: it names the class's "
+                            "own behaviour, not data")
+    for name in (slots or {}):
+        if name not in declared:
+            raise WireError(f"a {cls.__qualname__}'s state may not set {str(name)[:100]!r}: not a slot it declares")
+
+
+def _slots_of(klass):
+    slots = vars(klass).get("__slots__", ())
+    return (slots,) if isinstance(slots, str) else tuple(slots)
+
+
+def _behaviour(cls, name):
+    """Whether the class or a base defines ``name`` as behaviour: a function, method, property or descriptor."""
+    for klass in cls.__mro__:
+        if name in vars(klass):
+            found = vars(klass)[name]
+            return callable(found) or hasattr(type(found), "__get__")
     return False
 
 
@@ -552,6 +616,13 @@ class _Pickler(pickle.Pickler):
 def converted(obj):
     """How the wire sends a value pickle alone refuses or cannot name, or NotImplemented."""
     if True:
+        if type(obj) is collections.defaultdict:
+            if _by_name(obj.default_factory):
+                return collections.defaultdict, (obj.default_factory, dict(obj))
+            return default_dict, (obj.default_factory(), dict(obj))  # the factory's code stays where it is
+        base = _value_base(type(obj))
+        if base is not None:
+            return _as_base(obj, base)
         kind = _VIEWS.get(type(obj))
         if kind is not None:
             return dict_view, (kind, list(obj))
@@ -589,6 +660,64 @@ def _named(cls):
     for part in cls.__qualname__.split("."):
         found = getattr(found, part, None)
     return found is cls
+
+
+def _by_name(factory):
+    """A defaultdict's factory that pickle sends by its name (``list``, a named class or function), or None."""
+    if factory is None or isinstance(factory, _Default):
+        return factory is None
+    module, qualname = getattr(factory, "__module__", None), getattr(factory, "__qualname__", "<")
+    return isinstance(module, str) and isinstance(qualname, str) and "<" not in qualname and _named(factory)
+
+
+class _Default:
+    """The factory of a defaultdict whose own factory was code of the candidate's (a lambda): a copy of what that
+    factory made once, in the candidate's process. The judge's copy of the dict then fills a missing key as the
+    honest factory would (a fresh empty list, a nested defaultdict), and no code of the candidate's runs here."""
+
+    __slots__ = ("sample",)
+
+    def __init__(self, sample):
+        self.sample = sample
+
+    def __call__(self):
+        import copy
+
+        return copy.deepcopy(self.sample)
+
+    def __repr__(self):
+        return f"<a copy of {self.sample!r}>"
+
+
+def default_dict(sample, items):
+    made = collections.defaultdict(_Default(sample))
+    made.update(items)
+    return made
+
+
+def _value_base(cls):
+    """The value type a class the candidate made derives from (``class Slug(str)`` in its function), or None:
+    its instances cross as that type's values, its methods never."""
+    if cls in VALUE_TYPES or cls in EXCEPTIONS or _named(cls):
+        return None
+    return next((base for base in cls.__mro__ if base in VALUE_TYPES and base is not object), None)
+
+
+def _as_base(obj, base):
+    """The value of ``obj`` as an instance of ``base`` exactly, read with the base's own methods."""
+    if base in (str, int, float, bytes):
+        return base, ({str: str.__str__, int: int.__index__, float: float.__float__, bytes: bytes.__bytes__}[base](obj),)
+    if base is complex:
+        return complex, (complex.real.__get__(obj), complex.imag.__get__(obj))
+    if base in (tuple, list, set, frozenset, bytearray, collections.deque):
+        return base, (list(base.__iter__(obj)),)
+    if issubclass(base, dict):
+        pairs = dict(dict.items(obj))
+        if base is collections.defaultdict:
+            return converted(collections.defaultdict(obj.default_factory, pairs))
+        return base, (pairs,)
+    reduced = base.__reduce__(obj)  # the standard values' own (date, Decimal, Fraction, UUID, a path): their data
+    return (base, *reduced[1:]) if reduced[0] is type(obj) else reduced
 
 
 def builtin_type(name):
@@ -695,5 +824,3 @@ _VIEWS = {type({}.keys()): "keys", type({}.values()): "values", type({}.items())
 def socket_from(fd):
     return socket.socket(socket.AF_UNIX, socket.SOCK_STREAM, fileno=fd)
 
-FUNCTION_TYPES = (types.FunctionType, types.BuiltinFunctionType, types.MethodType, types.BuiltinMethodType,
-                  types.GeneratorType, types.CoroutineType, types.AsyncGeneratorType, types.LambdaType)
