@@ -1211,7 +1211,12 @@ RUNNER_STATE = "the inner plugin's state"
 REAL_OR_DECOY = "telling the real run from the decoy"
 DECOY_BLIND = "the decoy's blind spots"
 TR_ORACLE = "raising TR"
-AFTER_DEFENCES = (UNWATCHED_FRAMES, RENAMED_CODE, RUNNER_STATE, REAL_OR_DECOY, DECOY_BLIND, TR_ORACLE)
+SHAPED_OBJECTS = "objects the candidate shaped"
+OWN_LABELS = "labelling its own failure"
+AFTER_DEFENCES = (UNWATCHED_FRAMES, RENAMED_CODE, RUNNER_STATE, REAL_OR_DECOY, DECOY_BLIND, TR_ORACLE,
+                  SHAPED_OBJECTS, OWN_LABELS)
+# the labels of the engine's own that a candidate's failure may never carry
+ENGINE_LABELS = ("EngineError", "Timeout", "MemoryLimit", "ProcessLimit", "EarlyExit", "Tampered")
 # what such a game may end with apart: the wrong base's failure, its process gone (a forged stream ends it), or
 # an answer the judge refuses (a class of its own, a broken channel)
 APART = ("AssertionError", "EarlyExit", "Tampered", "WireError", "CandidateError", "TypeError")
@@ -1498,6 +1503,94 @@ _AFTER = [
             return answer
         """, "an oracle everywhere but one input: a failing sample with TR close to 1", {"preludes": (_LOCATED,)}),
     ),
+]
+
+# Issue 40's games: an answer pickled as a project class's instance whose state makes it behave as the game wants
+# (``__class__`` set to a library class whose ``__eq__`` calls a method the state puts in place: the candidate's
+# function, an oracle fed the expected value), alone, nested in a real Counter or list, or hidden in a partial.
+_SHAPED = r"""
+    import collections
+    import functools
+    import sys
+    import xmlrpc.client
+
+    class Shaped:
+        def __init__(self, made, arguments, state=None):
+            self.reduced = (made, arguments, state)
+
+        def __reduce_ex__(self, protocol):
+            return self.reduced
+
+    def plain_project_class():
+        top = __name__.partition(".")[0]
+        for name, module in list(sys.modules.items()):
+            if name != top and not name.startswith(top + "."):
+                continue
+            for value in list(vars(module).values()):
+                if isinstance(value, type) and type(value) is type and value.__module__ == name \
+                        and not issubclass(value, BaseException) and "__slots__" not in vars(value) \
+                        and value.__base__ is object:
+                    return value
+        return None
+
+    oracle = lambda other: (other, other)
+    target = plain_project_class()
+    if target is None:
+        return answer
+"""
+_LABELS = r"""
+    import sys
+"""
+_SHAPED_GAMES = (
+    ("class_swap_oracle", APART, r"""
+    return Shaped(target, (), (None, {"__class__": xmlrpc.client.DateTime, "make_comparable": oracle}))
+    """, "a project instance turned into xmlrpc's DateTime, whose __eq__ asks the candidate's function",
+     {"preludes": (_SHAPED,)}),
+    ("class_swap_in_a_counter", APART, r"""
+    swapped = Shaped(target, (), (None, {"__class__": xmlrpc.client.DateTime, "make_comparable": oracle}))
+    if isinstance(answer, dict):
+        return collections.Counter({key: swapped for key in answer})
+    return [swapped]
+    """, "the swapped instance nested in a real Counter (a list elsewhere)", {"preludes": (_SHAPED,)}),
+    ("method_in_the_state", APART, r"""
+    return Shaped(target, (), {"__eq__": oracle, "make_comparable": oracle, "__class__": xmlrpc.client.DateTime})
+    """, "the instance's dict names the class's behaviour", {"preludes": (_SHAPED,)}),
+    ("handle_in_a_partial", APART, r"""
+    hidden = Shaped(functools.partial, (oracle,))
+    return Shaped(target, (), (None, {"__class__": xmlrpc.client.DateTime, "make_comparable": hidden}))
+    """, "the candidate's function hidden in a partial, where a check of vars() would not look",
+     {"preludes": (_SHAPED,)}),
+    ("first_call_wrong_then_the_game", APART, r"""
+    if not getattr(sys, "_rx_called", False):
+        sys._rx_called = True
+        return answer
+    return Shaped(target, (), (None, {"__class__": xmlrpc.client.DateTime, "make_comparable": oracle}))
+    """, "the first call answers wrong, every later one plays: TR would rise with no pass",
+     {"preludes": (_SHAPED,)}),
+)
+_UNLABELLED = ("AssertionError", "WireError", "CandidateError", "TypeError")  # failures, none an engine's label
+_LABEL_GAMES = (
+    ("kind_named_by_the_candidates_process", _UNLABELLED + ("RuntimeError",), r"""
+    serve = sys.modules.get("repoexec_serve")
+    if serve is not None:
+        serve.limit_kind = lambda exc: type("Kind", (), {"value": "EngineError"})()
+    raise RuntimeError("EngineError: the host failed")
+    """, "the candidate's process patched to name its failure the engine's own", {"preludes": (_LABELS,)}),
+    ("exception_class_named_timeout", _UNLABELLED + ("Exception",), r"""
+    raise type("Timeout", (Exception,), {})("the call ran past its limit")
+    """, "an exception class named as the engine's label", {"preludes": (_LABELS,)}),
+    ("pytest_timeout_message", _UNLABELLED + ("Failed", "RuntimeError"), r"""
+    try:
+        import pytest
+    except ImportError:
+        raise RuntimeError("Timeout >1.0s (from pytest-timeout)")
+    pytest.fail("Timeout >1.0s\nE   MemoryLimit: (from pytest-timeout)")
+    """, "pytest-timeout's own words, and a message line that reads as the report's last", {"preludes": (_LABELS,)}),
+)
+_AFTER += [
+    *(_games(SHAPED_OBJECTS, problem, *_SHAPED_GAMES) for problem in (SLUGIFY, WORDS, MONEY, REVERSE, ROMAN,
+                                                                      WORDS_COUNT)),
+    *(_games(OWN_LABELS, problem, *_LABEL_GAMES) for problem in (SLUGIFY, MONEY, REVERSE)),
 ]
 AFTER_DEFENCES_GAMES: tuple[Game, ...] = tuple(game for group in _AFTER for game in group)
 REPOEXEC_GAMES = tuple(game for game in AFTER_DEFENCES_GAMES if game.problem.startswith("python-string-utils/"))
