@@ -15,7 +15,7 @@ import sys
 import time
 import types
 
-from repoexec_wire import (FUNCTION_TYPES, WireError, _named, _of_tests, dumps, loads_checked, receive,
+from repoexec_wire import (FUNCTION_TYPES, WireError, _named, _of_tests, converted, dumps, loads_checked, receive,
                            resolve_global, send, shaped_function, socket_from, trusted_module)
 
 DESCRIBE_WAIT = 10.0  # seconds the candidate's process has to describe its target, its module's import included
@@ -453,7 +453,8 @@ def _unpicklable(obj):
     if isinstance(obj, type):  # a class made in a test (type("", (), {...})): lent, its attributes read
         return not _named(obj) or _of_tests(obj.__module__)
     if isinstance(obj, (types.ModuleType, types.CodeType, types.FrameType, types.TracebackType, *FUNCTION_TYPES)) \
-            or type(obj) in (dict, list, tuple, set, frozenset, str, bytes, int, float, bool, type(None)):
+            or type(obj) in (dict, list, tuple, set, frozenset, str, bytes, int, float, bool, type(None)) \
+            or converted(obj) is not NotImplemented:  # a value the wire sends as what it shows
         return False
     try:
         reduced = obj.__reduce_ex__(4)

@@ -159,7 +159,7 @@ class Server:
             return ("std", ("stdin", "stdout", "stderr")[(sys.stdin, sys.stdout, sys.stderr).index(obj)])
         if not isinstance(obj, FUNCTION_TYPES) and _named_singleton(obj) is not None or cls.__module__ == "typing":
             return None  # typing.Union by its name, typing.Optional[int] as typing's subscription
-        if _bound_to_value(obj) if isinstance(obj, types.MethodType) else converted(obj) is not NotImplemented:
+        if _bound_to_value(obj) if isinstance(obj, types.MethodType) else converted(obj, True) is not NotImplemented:
             return None  # a lock, a method of a value, a dict's view: as the wire sends them
         if isinstance(obj, functools.partial) and (_bound_to_value(obj.func) or _global_name(obj.func)):
             return None  # a partial of a value's method or of a named function: a value (a parser's getint)
@@ -176,7 +176,7 @@ class Server:
     def _send(self, message):
         try:
             self.in_reference = 0
-            payload = dumps(message, self._persistent_id)
+            payload = dumps(message, self._persistent_id, as_values=True)
         except Exception as exc:
             text = f"the candidate's answer cannot cross to the judge: {type(exc).__name__}: {exc}"
             payload = dumps(("raise", message[1], None, (None, text, "")))
@@ -227,7 +227,7 @@ class Server:
     def callback(self, hid, op, args, kwargs):
         self.callbacks += 1
         number = -self.callbacks
-        send(self.sock, dumps(("callback", number, hid, op, args, kwargs), self._persistent_id))
+        send(self.sock, dumps(("callback", number, hid, op, args, kwargs), self._persistent_id, as_values=True))
         while True:
             data = receive(self.sock)
             if data is None:
@@ -287,6 +287,10 @@ class Server:
         if kind == "method":
             _, _, qualname, binding = target
             owner_path, _, name = qualname.rpartition(".")
+            if binding in ("instance", "class", "property") and args and isinstance(args[0], Lent):
+                # the judge's own class or instance (a subclass a test made): the candidate's method, bound to it
+                # here, for the judge's attribute would be the judge's stub again
+                return self._function(target)(*args, **kwargs)
             if binding in ("instance", "class"):
                 return getattr(args[0], name)(*args[1:], **kwargs)
             if binding == "property":

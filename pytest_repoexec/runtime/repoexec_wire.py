@@ -62,7 +62,7 @@ EXCEPTIONS = frozenset(value for value in vars(builtins).values()
 VALUE_CALLS = {("re", "_compile"), ("repoexec_wire", "dict_view"), ("repoexec_wire", "memory"),
                ("repoexec_wire", "named_tuple"), ("repoexec_wire", "new_lock"), ("repoexec_wire", "bound_method"),
                ("repoexec_wire", "builtin_type"), ("repoexec_wire", "type_variable"), ("repoexec_wire", "code_summary"),
-               ("repoexec_wire", "default_dict")}
+               ("repoexec_wire", "default_dict"), ("repoexec_wire", "mapping_proxy")}
 WIRE_CALLS = frozenset(name for module, name in VALUE_CALLS if module == "repoexec_wire")
 # numpy's arrays and scalars, the one third-party value type RepoExec's expected outputs hold
 NUMPY = {("numpy", "ndarray"), ("numpy", "dtype"), ("numpy.core.multiarray", "_reconstruct"),
@@ -596,9 +596,10 @@ def loads_checked(data, project_roots, persistent):
         raise WireError(f"an answer the judge cannot read: {type(exc).__name__}: {exc}") from None
 
 
-def dumps(value, persistent_id=None):
+def dumps(value, persistent_id=None, as_values=False):
     buffer = io.BytesIO()
     pickler = _Pickler(buffer, protocol=4)
+    pickler.as_values = as_values
     if persistent_id is not None:
         pickler.persistent_id = persistent_id
     pickler.dump(value)
@@ -610,19 +611,22 @@ class _Pickler(pickle.Pickler):
     the same keys, values or items rebuilds them) and a memoryview (its bytes, format and shape)."""
 
     def reducer_override(self, obj):
-        return converted(obj)
+        return converted(obj, self.as_values)
 
 
-def converted(obj):
-    """How the wire sends a value pickle alone refuses or cannot name, or NotImplemented."""
-    if True:
-        if type(obj) is collections.defaultdict:
-            if _by_name(obj.default_factory):
-                return collections.defaultdict, (obj.default_factory, dict(obj))
+def converted(obj, as_values=False):
+    """How the wire sends a value pickle alone refuses or cannot name, or NotImplemented. ``as_values``: the
+    candidate's process's answers, where what it made of the standard values crosses as their data (a subclass's
+    value as the base's, a defaultdict's factory as a copy of what it makes)."""
+    if as_values:
+        if type(obj) is collections.defaultdict and not _by_name(obj.default_factory):
             return default_dict, (obj.default_factory(), dict(obj))  # the factory's code stays where it is
         base = _value_base(type(obj))
         if base is not None:
             return _as_base(obj, base)
+    if True:
+        if type(obj) is types.MappingProxyType:
+            return mapping_proxy, (dict(obj),)  # a read-only view of a copy: what it shows is all it is
         kind = _VIEWS.get(type(obj))
         if kind is not None:
             return dict_view, (kind, list(obj))
@@ -689,6 +693,10 @@ class _Default:
         return f"<a copy of {self.sample!r}>"
 
 
+def mapping_proxy(items):
+    return types.MappingProxyType(items)
+
+
 def default_dict(sample, items):
     made = collections.defaultdict(_Default(sample))
     made.update(items)
@@ -714,7 +722,7 @@ def _as_base(obj, base):
     if issubclass(base, dict):
         pairs = dict(dict.items(obj))
         if base is collections.defaultdict:
-            return converted(collections.defaultdict(obj.default_factory, pairs))
+            return converted(collections.defaultdict(obj.default_factory, pairs), as_values=True)
         return base, (pairs,)
     reduced = base.__reduce__(obj)  # the standard values' own (date, Decimal, Fraction, UUID, a path): their data
     return (base, *reduced[1:]) if reduced[0] is type(obj) else reduced
