@@ -94,6 +94,7 @@ class SampleRun:
     coverage: dict[str, Any] | None = None  # coverage.py's figures for the focal module
     stopped: ErrorType | None = None  # the limit that ended the sample: Timeout, OutputLimit, CPULimit...
     tampered: str | None = None  # why the verdict stream cannot be believed (a grader game), if it cannot
+    forks_refused: bool = False  # its cgroup refused a fork (the engine's count): a failure is ProcessLimit
     phases: dict[str, float] = field(default_factory=dict)  # seconds in each phase: start-up, collection, tests...
     judge: str = "in-process"  # "apart" (the tests in a process that never ran candidate code), or why not
 
@@ -402,13 +403,16 @@ class Watched:
     stopped: ErrorType | None  # what the engine stopped it for: Timeout or OutputLimit
     phases: dict[str, float] = field(default_factory=dict)  # seconds from the start to each record kind
     warm_start: float = 0.0  # seconds spent starting the warm process this sample was the first of
+    forks_refused: bool = False  # the sample's cgroup refused a fork: its process limit was reached
 
 
 def held(watched: Watched, refused: bool) -> Watched:
-    """A sample stopped at its time limit while its cgroup refused forks: a fork flood, held, then stopped."""
+    """What the sample's cgroup counted: a fork refused (a failure then is the process limit's, by the engine's
+    own count, whatever the candidate raised), and a sample stopped at its time limit while forks were refused
+    (a fork flood, held, then stopped)."""
     if refused and watched.stopped is ErrorType.TIMEOUT:
-        return replace(watched, stopped=ErrorType.PROCESS_LIMIT)
-    return watched
+        return replace(watched, stopped=ErrorType.PROCESS_LIMIT, forks_refused=True)
+    return replace(watched, forks_refused=refused) if refused else watched
 
 
 class Pipes:
@@ -690,6 +694,7 @@ def _read_results(watched: Watched, token: str, confined: bool, duration: float)
         coverage=finish.coverage if finish else None,
         stopped=stopped,
         tampered=tampered,
+        forks_refused=watched.forks_refused,
         phases=_phases(watched.phases) | ({"warm start": round(watched.warm_start, 6)} if watched.warm_start else {}),
     )
 

@@ -90,6 +90,8 @@ def verdict(run: SampleRun, declared: int) -> tuple[int, ErrorType | str | None]
         return passed, limits[0] if limits else ErrorType.EARLY_EXIT
     if failures:
         first = failures[0]
+        if run.forks_refused:  # the limit's, counted by the engine, not what the candidate's exception says
+            return passed, ErrorType.PROCESS_LIMIT
         return passed, ErrorType.SKIPPED if first.outcome == "skipped" else first.error_type or ErrorType.ERROR
     if len(run.tests) + run.deselected != declared:
         return min(passed, declared), ErrorType.TEST_COUNT_MISMATCH

@@ -146,3 +146,43 @@ def honest(reference: str, idiom: str) -> str:
     """The reference with ``idiom`` run first in its body (after its header line)."""
     header, _, body = reference.strip("\n").partition("\n")
     return header + "\n" + textwrap.indent(textwrap.dedent(IDIOMS[idiom]).strip("\n"), "    ") + "\n" + body + "\n"
+
+
+# What an honest body may do with its answer (issue 40): the value returned as an instance of a subclass of its
+# type made in the function, a dict as a nested defaultdict whose factory is a lambda (as RepoExec's published
+# phi-2 completion of luigi's ``_group_tasks_by_name_and_status`` does). Judged apart, each crosses as data.
+RESHAPED = r"""
+    def _reshaped(value):
+        import collections
+        import datetime
+        if type(value) is dict:
+            made = collections.defaultdict(lambda: collections.defaultdict(list))
+            made.update(value)
+            return made
+        if type(value) is datetime.date:
+            return type("OwnDate", (datetime.date,), {})(value.year, value.month, value.day)
+        if type(value) in (str, int, float, tuple, list, collections.Counter):
+            return type("Own", (type(value),), {"__doc__": "a subclass made in the function"})(value)
+        return value
+    """
+
+
+def reshaped(reference: str) -> str:
+    """The reference with each of its own ``return`` values passed through ``RESHAPED``."""
+    import ast
+
+    function = ast.parse(textwrap.dedent(reference.strip("\n"))).body[0]
+
+    class Returns(ast.NodeTransformer):
+        def visit_Return(self, node):
+            value = node.value or ast.Constant(None)
+            return ast.copy_location(ast.Return(ast.Call(ast.Name("_reshaped", ast.Load()), [value], [])), node)
+
+        def visit_FunctionDef(self, node):  # a nested function's returns are its own
+            return node if node is not function else self.generic_visit(node)
+
+        visit_AsyncFunctionDef = visit_Lambda = visit_FunctionDef
+
+    Returns().visit(function)
+    function.body[:0] = ast.parse(textwrap.dedent(RESHAPED)).body
+    return ast.unparse(ast.fix_missing_locations(function)) + "\n"

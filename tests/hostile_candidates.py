@@ -148,12 +148,13 @@ CATALOGUE: tuple[Hostile, ...] = (
             raise KeyboardInterrupt
         """, "pytest re-raises KeyboardInterrupt and ends the session as interrupted, with no test run "
              "(as pytest.exit does)"),
-    Hostile("base_exception", EARLY, ("NotAnError",), """
+    Hostile("base_exception", EARLY, ("BaseException", "NotAnError"), """
         def scaled(value):
             class NotAnError(BaseException):
                 pass
             raise NotAnError("a BaseException that is not an Exception")
-        """, "pytest catches any BaseException but KeyboardInterrupt and Exit: the test fails with its type name"),
+        """, "pytest catches any BaseException but KeyboardInterrupt and Exit: the test fails; judged apart, its label "
+           "is the builtin it derives from (a class's name is the candidate's text)"),
     Hostile("sigkill_self", EARLY, ("EarlyExit",), """
         def scaled(value):
             import os
@@ -247,7 +248,7 @@ CATALOGUE: tuple[Hostile, ...] = (
         def scaled(value):
             return scaled(value + 1)
         """, "Python's own recursion limit stops it"),
-    Hostile("fork_flood", BOMBS, ("ProcessLimit", "Timeout"), """
+    Hostile("fork_flood", BOMBS, ("ProcessLimit", "Timeout", "BlockingIOError"), """
         def scaled(value):
             import os
             import sys
@@ -284,7 +285,9 @@ CATALOGUE: tuple[Hostile, ...] = (
                         os._exit(0)
             time.sleep(3600)  # no limit refused a fork: a timeout must stop it
         """, "60 children forking 2 each, all sleeping, named by the marker: a fork refused under "
-             "--repoexec-processes (ProcessLimit), or a hang stopped by a timeout; nothing may be left"),
+             "--repoexec-processes (ProcessLimit where the cgroup counts the refusal; judged apart, the refused "
+             "fork's own BlockingIOError where it does not: the candidate's process naming a limit is not read), "
+             "or a hang stopped by a timeout; nothing may be left"),
     Hostile("fill_tmp", BOMBS, ("DiskLimit",), """
         def scaled(value):
             import os

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from conftest import SHIPPED, write_replay
-from honest_idioms import IDIOMS, honest
+from honest_idioms import IDIOMS, honest, reshaped
 from pytest_repoexec.problem import load_problem
 
 RUNTIME = Path(__file__).resolve().parents[1] / "pytest_repoexec" / "runtime"
@@ -648,3 +648,21 @@ def test_honest_idioms_pass_apart_and_a_candidate_reaches_nothing_of_its_tests(r
     assert failed == []
     assert {s["judge"] for s in report["samples"]} == {"apart"}
     assert len(report["samples"]) == len(HONEST_PROBLEMS) * (len(IDIOMS) + 1)
+
+
+@pytest.mark.timeout(900)
+@pytest.mark.parametrize("executor", ["warm", "process"])
+def test_answers_reshaped_as_the_candidates_own_values_pass_apart_on_every_shipped_problem(run_repoexec, pytester,
+                                                                                            executor):
+    """Issue 40: an answer returned as an instance of a subclass of its type made in the function, or a dict as a
+    nested defaultdict with a lambda factory, is honest: on each of the 24 shipped problems it passes, apart."""
+    folders = sorted(path.parent for path in SHIPPED.glob("*/*/problem.toml"))
+    completions = {f"{folder.parent.name}/{folder.name}": [reshaped(load_problem(folder / "problem.toml").reference)]
+                   for folder in folders}
+    replay = write_replay(pytester.path / "reshaped.jsonl", completions)
+    result, report = run_repoexec(*map(str, folders), f"--repoexec-model=replay:{replay}",
+                                  f"--repoexec-executor={executor}", "--repoexec-timeout-factor=0", subprocess=True)
+    assert report is not None, "\n".join(result.outlines[-30:])
+    failed = [(s["problem"], s["error_type"], (s["error_log"] or "")[-400:]) for s in report["samples"] if not s["passed"]]
+    assert failed == []
+    assert len(report["samples"]) == 24 and {s["judge"] for s in report["samples"]} == {"apart"}
