@@ -661,7 +661,8 @@ def test_answers_reshaped_as_the_candidates_own_values_pass_apart_on_every_shipp
                    for folder in folders}
     replay = write_replay(pytester.path / "reshaped.jsonl", completions)
     result, report = run_repoexec(*map(str, folders), f"--repoexec-model=replay:{replay}",
-                                  f"--repoexec-executor={executor}", "--repoexec-timeout-factor=0", subprocess=True)
+                                  f"--repoexec-executor={executor}", "--repoexec-timeout-factor=0",
+                                  "--repoexec-timeout=30", subprocess=True)  # 3,999 round trips on a loaded machine
     assert report is not None, "\n".join(result.outlines[-30:])
     failed = [(s["problem"], s["error_type"], (s["error_log"] or "")[-400:]) for s in report["samples"] if not s["passed"]]
     assert failed == []
