@@ -313,6 +313,7 @@ class JudgeUnpickler(pickle._Unpickler):
         self.persistent = persistent
         self.library_classes, self.library_objects, self.references_only = set(), [], set()
         self.known = set()
+        self.clean = {}  # id -> object: objects a check found free of handles (kept alive: ids stay theirs)
 
     def persistent_load(self, pid):
         found = self.persistent(pid)
@@ -358,7 +359,7 @@ class JudgeUnpickler(pickle._Unpickler):
         args = stack.pop()
         func = stack[-1]
         self._may_make(func)
-        _no_handle_in(args, self.known, f"the arguments of {getattr(func, '__qualname__', type(func).__name__)}")
+        _no_handle_in(args, self.known, self.clean, f"the arguments of {getattr(func, '__qualname__', type(func).__name__)}")
         if func is type and len(args) == 1 and any(args[0] is v for v in (None, ..., NotImplemented)):
             stack[-1] = type(args[0])  # how pickle names NoneType
             return
@@ -397,20 +398,20 @@ class JudgeUnpickler(pickle._Unpickler):
         state, inst = self.stack[-1], self.stack[-2]
         if isinstance(inst, (type, types.ModuleType, *FUNCTION_TYPES)) or getattr(type(inst), "lent", False):
             raise WireError(f"a state for {type(inst).__name__} {getattr(inst, '__name__', '')} may not be set")
-        _no_handle_in(state, self.known, f"the state of a {type(inst).__qualname__}")
+        _no_handle_in(state, self.known, self.clean, f"the state of a {type(inst).__qualname__}")
         if getattr(inst, "__setstate__", None) is None:
             _plain_state(type(inst), state)
         super().load_build()
 
     def load_newobj(self):
         self._may_make(self.stack[-2])
-        _no_handle_in(self.stack[-1], self.known, f"the arguments of {getattr(self.stack[-2], '__qualname__', '?')}")
+        _no_handle_in(self.stack[-1], self.known, self.clean, f"the arguments of {getattr(self.stack[-2], '__qualname__', '?')}")
         super().load_newobj()
         self._made(self.stack[-1])
 
     def load_newobj_ex(self):
         self._may_make(self.stack[-3])
-        _no_handle_in(self.stack[-2:], self.known, f"the arguments of {getattr(self.stack[-3], '__qualname__', '?')}")
+        _no_handle_in(self.stack[-2:], self.known, self.clean, f"the arguments of {getattr(self.stack[-3], '__qualname__', '?')}")
         super().load_newobj_ex()
         self._made(self.stack[-1])
 
@@ -469,7 +470,7 @@ def _handle(item):
     return getattr(type(item), "lent", False) is True
 
 
-def _reached(root, known):
+def _reached(root, known, clean=None):
     """Each object reachable from ``root`` through what it holds (as the garbage collector sees it), with whether
     the way there passed an object that is not a plain container: (object, inside). Classes, modules and
     functions (the judge's own, by name) are not looked into, nor handles."""
@@ -480,18 +481,26 @@ def _reached(root, known):
             continue
         seen.add((id(item), inside))
         yield item, inside
-        if _handle(item) or isinstance(item, _LEAVES) or id(item) in known:
+        if _handle(item) or isinstance(item, _LEAVES) or id(item) in known or clean and id(item) in clean:
             continue
         nested = inside or type(item) not in _PLAIN_CONTAINERS
         left.extend((child, nested) for child in gc.get_referents(item))
 
 
-def _no_handle_in(value, known, where):
+def _no_handle_in(value, known, clean, where):
     """What a constructor or a state gets holds no handle to the candidate's process: the judge never lets code
-    of its own (a project's ``__eq__``, a library's method, a ``partial``) call the candidate."""
-    if any(_handle(item) for item, _ in _reached(value, known)):
+    of its own (a project's ``__eq__``, a library's method, a ``partial``) call the candidate. An object found
+    clean once is not looked into again (a chain of objects is walked once, not once per link), but for the
+    containers pickle can still fill: the walk of the whole answer at the end sees what they come to hold."""
+    reached = [item for item, _ in _reached(value, known, clean)]
+    if any(_handle(item) for item in reached):
         raise WireError(f"{where} may not hold an object of the candidate's process: only data crosses into "
                         "an object")
+    clean.update((id(item), item) for item in reached if type(item) not in _FILLED)
+
+
+_FILLED = (list, dict, set, bytearray, collections.deque, collections.OrderedDict, collections.Counter,
+           collections.defaultdict)  # what APPENDS and SETITEMS can still change after a check
 
 
 def _handles_only_in_containers(value, known):
