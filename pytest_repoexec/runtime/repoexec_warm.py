@@ -384,6 +384,10 @@ class _ForkAfterCollection:
     def pytest_runtestloop(self, session):
         if threading.active_count() > 1:
             raise RuntimeError("collecting the tests started a thread")  # a fork keeps only the thread that forks
+        if getattr(sys.modules.get("repoexec_judge"), "CALLED_BEFORE_CHANNEL", False):
+            # the project's code calls the target while it is imported: only a sample, whose channel is open
+            # before its tests are collected, can collect them
+            raise RuntimeError("collecting the tests called the candidate, which a zygote does not have")
         sys.stdout.flush()
         sys.stderr.flush()
         gc.collect()

@@ -627,12 +627,8 @@ def converted(obj, as_values=False):
     """How the wire sends a value pickle alone refuses or cannot name, or NotImplemented. ``as_values``: the
     candidate's process's answers, where what it made of the standard values crosses as their data (a subclass's
     value as the base's, a defaultdict's factory as a copy of what it makes)."""
-    if as_values:
-        if type(obj) is collections.defaultdict and not _by_name(obj.default_factory):
-            return default_dict, (obj.default_factory(), dict(obj))  # the factory's code stays where it is
-        base = _value_base(type(obj))
-        if base is not None:
-            return _as_base(obj, base)
+    if as_values and type(obj) is collections.defaultdict and not _by_name(obj.default_factory):
+        return default_dict, (obj.default_factory(), dict(obj))  # the factory's code stays where it is
     if True:
         if type(obj) is types.MappingProxyType:
             return mapping_proxy, (dict(obj),)  # a read-only view of a copy: what it shows is all it is
@@ -662,6 +658,9 @@ def converted(obj, as_values=False):
         fields = getattr(type(obj), "_fields", None)
         if isinstance(obj, tuple) and isinstance(fields, tuple) and not _named(type(obj)):
             return named_tuple, (type(obj).__name__, fields, tuple(obj))
+        base = _value_base(type(obj)) if as_values else None
+        if base is not None:
+            return _as_base(obj, base)
         return NotImplemented
 
 
