@@ -14,6 +14,7 @@ import hashlib
 import io
 import json
 import os
+import re
 import shutil
 import sys
 import time
@@ -26,7 +27,7 @@ from typing import Any
 import tomli_w
 from packaging.utils import canonicalize_name
 
-from .. import syntax, testmodule
+from .. import safety, syntax, testmodule
 from ..builder.pipeline import put_in_place
 from ..problem import PROBLEM_MANIFEST, PROJECT_MANIFEST
 from .distributions import (
@@ -38,6 +39,7 @@ REQUIRED = ("idx", "func_name", "code", "docstring", "revised_instruction", "tes
             "masked_method_w_context_no_test_no_docstring")
 INSTRUCTIONS = ("docstring", "revised")  # what the prompt puts below the header: the paper's two texts
 SPACE_TOKEN = "SPACETOKEN"  # how the tokenised fields write a space inside a string literal
+_MAIN_PREFIX = re.compile(r"""(['"])__main__\.""")  # a string naming the program's own names as __main__'s
 _NAME_LIMIT = 60  # a project's folder name, beyond which its distributions are counted rather than listed
 
 
@@ -80,6 +82,7 @@ class Converted:
     context: str  # the masked context, read back
     imports: list[str]  # third-party modules, dotted
     notes: list[str] = field(default_factory=list)  # what the import noticed without refusing the example
+    allow: list[str] = field(default_factory=list)  # safety findings' kinds the gate accepts (network only)
 
 
 @dataclass
@@ -265,14 +268,22 @@ def convert(example: Example) -> Converted:
            f'apart from the program ({example.module}.py)."""\n\n'
     imports = (f"from {example.module} import *  # the program imports names by *\n" if star else "") + \
               (f"from {example.module} import {', '.join(names)}\n" if names else "")
+    # The program ran as __main__, and its tests name it so (``patch('__main__.Record.set_defaults')``).
+    test_sources = [_MAIN_PREFIX.sub(rf"\g<1>{example.module}.", source) for source in test_sources]
     tests = head + imports + "".join(f"\n\n{source}" for source in test_sources)
 
     notes = []
+    network = [finding for source, label in ((reference, "reference"), (tests, "test"))
+               for finding in safety.scan(source, label) if finding.kind == "network"]
+    if network:
+        notes.append(f"allow = [\"network\"]: {', '.join(map(str, network))} (the sandbox has no network: what "
+                     "the tests do not replace with a stand-in fails there)")
     if ast.dump(_parse(context)) != ast.dump(_masked_from_program(program, example.func_name)):
         notes.append("the masked context read back differs from the program's (the prompt shows the field's)")
     test_count = len(list(testmodule.test_functions(_parse(tests))))
     return Converted(example, program, tests, test_count, reference, context,
-                     sorted(third_party_imports(program_tree) | third_party_imports(test_tree)), notes)
+                     sorted(third_party_imports(program_tree) | third_party_imports(test_tree)), notes,
+                     ["network"] if network else [])
 
 
 def _description(example: Example, instruction: str) -> str:
@@ -286,6 +297,7 @@ def problem_manifest(converted: Converted, instruction: str) -> dict[str, Any]:
         "entry_point": example.func_name,
         "number": example.position,
         "test_count": converted.test_count,
+        **({"allow": converted.allow} if converted.allow else {}),
         "reference": converted.reference.rstrip() + "\n",
         "prompt": {"docstring": _description(example, instruction).strip(), "context": {"full": converted.context}},
     }
