@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import inspect
 import io
 import json
 import os
@@ -39,6 +40,7 @@ REQUIRED = ("idx", "func_name", "code", "docstring", "revised_instruction", "tes
             "masked_method_w_context_no_test_no_docstring")
 INSTRUCTIONS = ("docstring", "revised")  # what the prompt puts below the header: the paper's two texts
 SPACE_TOKEN = "SPACETOKEN"  # how the tokenised fields write a space inside a string literal
+_LITERAL_WORD = re.compile(r""""[^"]*"|'[^']*'|\S+""")  # a token inside a tokenised string literal
 _MAIN_PREFIX = re.compile(r"""(['"])__main__\.""")  # a string naming the program's own names as __main__'s
 _NAME_LIMIT = 60  # a project's folder name, beyond which its distributions are counted rather than listed
 
@@ -129,9 +131,9 @@ def read_examples(path: Path) -> tuple[list[Example], list[Outcome]]:
 
 
 def read_back(tokenised: str) -> str:
-    """A tokenised field (tokens joined by spaces, comments gone, a string literal's spaces written SPACETOKEN and
-    its words spaced out) as Python again: each such literal's text mended, then the whole laid out by ``ast``.
-    SyntaxError where the field is not Python."""
+    """A tokenised field (tokens joined by spaces, comments gone; a string literal with spaces tokenised too, its
+    tokens joined by spaces and its own spaces written SPACETOKEN) as Python again: each such literal's tokens
+    joined back, then the whole laid out by ``ast``. SyntaxError where the field is not Python."""
     lines = tokenised.splitlines(keepends=True)
     starts = [0]
     for line in lines:
@@ -142,7 +144,8 @@ def read_back(tokenised: str) -> str:
             quote = next(i for i, char in enumerate(token.string) if char in "'\"")
             width = 3 if token.string[quote:quote + 3] in ('"""', "'''") else 1
             head, body = token.string[:quote + width], token.string[quote + width:-width]
-            mended = head + body.replace(" ", "").replace(SPACE_TOKEN, " ") + token.string[-width:]
+            words = _LITERAL_WORD.findall(body)  # the literal's tokens; a quoted one keeps its own spaces
+            mended = head + "".join(" " if word == SPACE_TOKEN else word for word in words) + token.string[-width:]
             edits.append((starts[token.start[0] - 1] + token.start[1], starts[token.end[0] - 1] + token.end[1], mended))
     for start, end, text in reversed(edits):
         tokenised = tokenised[:start] + text + tokenised[end:]
@@ -287,7 +290,9 @@ def convert(example: Example) -> Converted:
 
 
 def _description(example: Example, instruction: str) -> str:
-    return example.instruction if instruction == "revised" else example.docstring
+    """What stands below the header: the upstream docstring (cleaned as ``inspect.getdoc`` cleans one: its field
+    keeps the original's indentation) or the revised instruction."""
+    return inspect.cleandoc(example.instruction if instruction == "revised" else example.docstring)
 
 
 def problem_manifest(converted: Converted, instruction: str) -> dict[str, Any]:
@@ -299,7 +304,7 @@ def problem_manifest(converted: Converted, instruction: str) -> dict[str, Any]:
         "test_count": converted.test_count,
         **({"allow": converted.allow} if converted.allow else {}),
         "reference": converted.reference.rstrip() + "\n",
-        "prompt": {"docstring": _description(example, instruction).strip(), "context": {"full": converted.context}},
+        "prompt": {"docstring": _description(example, instruction), "context": {"full": converted.context}},
     }
 
 
