@@ -124,6 +124,10 @@ def read_examples(path: Path) -> tuple[list[Example], list[Outcome]]:
                                 *(f"field {key!r} is not {'an int' if key == 'idx' else 'a string'}" for key in wrong)])
             refused.append(Outcome(position, idx, func_name, record.get("repo_name"), error=f"{where}: {reason}"))
             continue
+        if (first := next((e for e in examples if e.idx == idx), None)) is not None:
+            refused.append(Outcome(position, idx, func_name, record.get("repo_name"),
+                                   error=f"{where}: field 'idx': {idx} is example {first.position}'s too"))
+            continue
         examples.append(Example(position, record["idx"], func_name, str(record.get("repo_name", "")), record["code"],
                                 record["docstring"], record["revised_instruction"], record["test_code"],
                                 record["masked_method_w_context_no_test_no_docstring"]))
