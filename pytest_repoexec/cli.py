@@ -1,4 +1,5 @@
-"""The ``repoexec`` command: ``repoexec import SRC --out DIR`` turns published RepoExec data into problems;
+"""The ``repoexec`` command: ``repoexec import SRC --out DIR`` turns published RepoExec data into problems (and,
+with ``--format``, RepoClassBench's tasks or Exec-CSN's programs);
 ``repoexec build SOURCE --out DIR`` turns a repository into problems, and ``repoexec export depit`` writes
 instruction-tuning records of a problem set (``build/``); ``repoexec paraphrase DIR --out DIR2`` renames a
 built benchmark's identifiers against memorisation (``paraphrase/``);
