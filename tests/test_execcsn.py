@@ -8,6 +8,7 @@ from __future__ import annotations
 import ast
 import json
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -29,9 +30,20 @@ else:  # pragma: no cover
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "execcsn"
 EXAMPLES = SHARED / "examples.json"
 pytestmark = pytest.mark.skipif(not EXAMPLES.is_file(), reason=f"platform: the Exec-CSN examples are not at {EXAMPLES}")
-# torch's CPU build (execcsn.toml pins it) is on no index uv reads by default: where pip is given a folder of wheels
-# (this machine's PIP_FIND_LINKS holds it), uv is given the same; elsewhere, UV_FIND_LINKS or UV_EXTRA_INDEX_URL
-CPU_WHEELS = os.environ.get("UV_FIND_LINKS") or os.environ.get("PIP_FIND_LINKS")
+
+
+def _find_links() -> str | None:
+    """Where torch's CPU build (execcsn.toml pins it) lies, which no index uv reads by default does: uv's own
+    setting, else the folder of wheels pip is given (this machine's pip configuration holds it)."""
+    given = os.environ.get("UV_FIND_LINKS") or os.environ.get("PIP_FIND_LINKS")
+    if given:
+        return given
+    pip = subprocess.run([sys.executable, "-m", "pip", "config", "get", "global.find-links"], capture_output=True,
+                         text=True)
+    return pip.stdout.strip() or None
+
+
+CPU_WHEELS = _find_links()
 
 # What the gate finds in the 30 examples, and why (docs/how-to/import-execcsn.md says the same).
 REJECTED = {
