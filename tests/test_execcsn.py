@@ -76,7 +76,7 @@ def _examples() -> list[dict]:
     return json.loads(EXAMPLES.read_text())
 
 
-def test_bad_examples_are_named_one_by_one_and_the_rest_imported(tmp_path: Path) -> None:
+def test_bad_examples_are_named_one_by_one_and_the_rest_imported(tmp_path: Path, capsys) -> None:
     by_idx = {example["idx"]: example for example in _examples()}
     good = [by_idx[11134], by_idx[20793], by_idx[7001]]
     missing = {key: value for key, value in good[0].items() if key != "code"}
@@ -100,6 +100,10 @@ def test_bad_examples_are_named_one_by_one_and_the_rest_imported(tmp_path: Path)
     assert sorted(problem.id for problem in problems) == [
         "execcsn-stdlib/11134_CkClass.flags2text", "execcsn-stdlib/20793_rsplit1", "execcsn-stdlib/7001_multiline_statement"]
     assert not list(out.glob(".*"))  # nothing half-written
+    lines = tmp_path / "examples.jsonl"  # one example a line is read too, and a line that is not JSON is named
+    lines.write_text(json.dumps(good[0]) + "\n{not json\n")
+    assert main(["import", "--format", "execcsn", str(lines), "--out", str(tmp_path / "lines")]) == 2
+    assert f"{lines} line 2: neither a JSON list nor one example a line" in capsys.readouterr().err
 
 
 def test_each_program_is_split_into_its_focal_module_and_a_test_module_without_it(imported: tuple[Path, dict]) -> None:
@@ -173,7 +177,7 @@ def test_imports_resolve_to_distributions_and_examples_with_the_same_set_share_a
     optional = ast.parse("import os, numpy\ntry:\n    import simplejson as json\nexcept ImportError:\n    import json\n"
                          "from astroid.bases import Instance\nfrom . import sibling\n")
     assert third_party_imports(optional) == {"numpy", "astroid.bases"}
-    counts = {name: len(project.get("examples") or []) for name, project in report["projects"].items()}
+    counts = {name: len(project["examples"]) for name, project in report["projects"].items()}
     assert counts == {"execcsn-stdlib": 20, "execcsn-numpy": 3, "execcsn-requests": 2, "execcsn-jsonschema": 1,
                       "execcsn-numpy-pandas": 1, "execcsn-owslib-requests-six": 1, "execcsn-astroid-pylint": 1,
                       "execcsn-pillow-torch": 1 if CPU_WHEELS else 0}

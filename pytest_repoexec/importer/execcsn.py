@@ -21,7 +21,7 @@ import sys
 import time
 import tokenize
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -109,9 +109,14 @@ def read_examples(path: Path) -> tuple[list[Example], list[Outcome]]:
     try:
         records = json.loads(text)
     except json.JSONDecodeError:
-        records = [json.loads(line) for line in text.splitlines() if line.strip()]
+        records = []
+        for number, line in enumerate(text.splitlines(), 1):
+            try:
+                records += [json.loads(line)] if line.strip() else []
+            except json.JSONDecodeError as exc:
+                raise ExampleError(f"{path} line {number}: neither a JSON list nor one example a line ({exc})") from None
     if not isinstance(records, list):
-        raise ExampleError(f"{path}: not a list of Exec-CSN examples")
+        raise ExampleError(f"{path}: not a list of Exec-CSN examples (a JSON list, or one example a line)")
     examples, refused = [], []
     for position, record in enumerate(records):
         record = record if isinstance(record, dict) else {}
@@ -357,9 +362,9 @@ def write_project(name: str, members: list[Converted], requirements: list[str], 
 
 
 def import_examples(path: Path, out: Path, instruction: str = "docstring",
-                    settings: Settings | None = None) -> list[Outcome]:
+                    settings: Settings | None = None) -> tuple[list[Outcome], dict[str, Any]]:
     """Import every example of ``path`` into ``out``, grouped by the distributions they need; each example's
-    outcome, also written as ``out/import-report.json`` with each project's resolution."""
+    outcome and each project's resolution, also written as ``out/import-report.json``."""
     settings = settings or load_settings()
     examples, outcomes = read_examples(path)
     groups: dict[tuple[str, ...], list[tuple[Converted, Outcome]]] = {}
@@ -382,23 +387,23 @@ def import_examples(path: Path, out: Path, instruction: str = "docstring",
         name = project_name(distributions)
         imports = {module: distribution_of(module, settings) for converted, _ in members for module in converted.imports}
         asked = requirements_of(distributions, settings)
+        projects[name] = {"imports": imports, "asked": asked, "requirements": None, "examples": []}
         try:
             pins = resolve(asked)
         except ResolutionError as exc:
             for converted, outcome in members:
                 outcome.error = f"{converted.example.where}: no environment for {', '.join(distributions)}: {exc}"
-            projects[name] = {"asked": asked, "requirements": None, "error": str(exc)}
+            projects[name]["error"] = str(exc)
             continue
         written = write_project(name, [converted for converted, _ in members], pins, imports, instruction, out)
         for (converted, outcome), folder in zip(members, written):
             outcome.problem = f"{name}/{folder}"
-        projects[name] = {"imports": imports, "asked": asked, "requirements": pins,
-                          "examples": [outcome.problem for _, outcome in members]}
+        projects[name] |= {"requirements": pins, "examples": [outcome.problem for _, outcome in members]}
     outcomes.sort(key=lambda outcome: outcome.position)
     report = {"from": str(path), "instruction": instruction, "projects": projects,
-              "examples": [outcome.__dict__ for outcome in outcomes]}
+              "examples": [asdict(outcome) for outcome in outcomes]}
     (out / REPORT).write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
-    return outcomes
+    return outcomes, projects
 
 
 def command(path: Path, out: Path, instruction: str) -> int:
@@ -409,16 +414,17 @@ def command(path: Path, out: Path, instruction: str) -> int:
         print(f"repoexec import: {path} is not a file (Exec-CSN's examples, a JSON list)", file=sys.stderr)
         return 2
     try:
-        outcomes = import_examples(path, out, instruction)
-    except (ExampleError, json.JSONDecodeError, UnicodeDecodeError) as exc:
-        print(f"repoexec import: {path}: {exc}", file=sys.stderr)
+        outcomes, projects = import_examples(path, out, instruction)
+    except ExampleError as exc:
+        print(f"repoexec import: {exc}", file=sys.stderr)
         return 2
-    report = json.loads((out / REPORT).read_text(encoding="utf-8"))
+    except UnicodeDecodeError as exc:
+        print(f"repoexec import: {path}: not text ({exc})", file=sys.stderr)
+        return 2
     print(f"{'project':40} {'examples':>8}  requirements")
-    for name, project in report["projects"].items():
-        count = len(project.get("examples", [])) or sum(1 for o in outcomes if o.error and name in o.error)
-        pins = ", ".join(project["requirements"] or []) if project["requirements"] is not None else "(unresolved)"
-        print(f"{name:40} {count:>8}  {pins[:200]}")
+    for name, project in projects.items():
+        pins = "(not resolved)" if project["requirements"] is None else ", ".join(project["requirements"])
+        print(f"{name:40} {len(project['examples']):>8}  {pins[:200]}")
     for outcome in outcomes:
         for note in outcome.notes:
             print(f"note: example {outcome.position} (idx {outcome.idx}, {outcome.func_name}): {note}")
