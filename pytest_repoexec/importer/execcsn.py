@@ -117,7 +117,7 @@ def read_examples(path: Path) -> tuple[list[Example], list[Outcome]]:
                 raise ExampleError(f"{path} line {number}: neither a JSON list nor one example a line ({exc})") from None
     if not isinstance(records, list):
         raise ExampleError(f"{path}: not a list of Exec-CSN examples (a JSON list, or one example a line)")
-    examples, refused = [], []
+    examples, refused, seen = [], [], {}
     for position, record in enumerate(records):
         record = record if isinstance(record, dict) else {}
         idx, func_name = record.get("idx"), record.get("func_name")
@@ -129,10 +129,11 @@ def read_examples(path: Path) -> tuple[list[Example], list[Outcome]]:
                                 *(f"field {key!r} is not {'an int' if key == 'idx' else 'a string'}" for key in wrong)])
             refused.append(Outcome(position, idx, func_name, record.get("repo_name"), error=f"{where}: {reason}"))
             continue
-        if (first := next((e for e in examples if e.idx == idx), None)) is not None:
+        if idx in seen:
             refused.append(Outcome(position, idx, func_name, record.get("repo_name"),
-                                   error=f"{where}: field 'idx': {idx} is example {first.position}'s too"))
+                                   error=f"{where}: field 'idx': {idx} is example {seen[idx]}'s too"))
             continue
+        seen[idx] = position
         examples.append(Example(position, record["idx"], func_name, str(record.get("repo_name", "")), record["code"],
                                 record["docstring"], record["revised_instruction"], record["test_code"],
                                 record["masked_method_w_context_no_test_no_docstring"]))
@@ -224,12 +225,16 @@ def _scopes(statements: list[ast.stmt]) -> list[ast.ClassDef | ast.FunctionDef |
     return found
 
 
-def _masked_from_program(program: str, func_name: str) -> ast.Module:
-    """What the masked context should be, made from the program: docstrings gone, the focal body ``...``."""
+def _masked_from_program(program: str, func_name: str) -> ast.Module | None:
+    """What the masked context should be, made from the program: docstrings gone, the focal body ``...``; None
+    where ``ast`` does not find the definition where tree-sitter did."""
     tree = _parse(program)
     scope: Any = tree
     for part in func_name.split("."):
-        scope = [node for node in _scopes(scope.body) if node.name == part][-1]
+        found = [node for node in _scopes(scope.body) if node.name == part]
+        if not found:
+            return None
+        scope = found[-1]
     scope.body = [ast.Expr(ast.Constant(Ellipsis))]
     _without_docstrings(tree)
     return tree
@@ -240,19 +245,20 @@ def convert(example: Example) -> Converted:
     where = example.where
     try:
         tree = _parse(example.code)
-    except SyntaxError as exc:
-        raise ExampleError(f"{where}: code: the program does not parse: {exc.msg} (line {exc.lineno})") from None
+    except (SyntaxError, ValueError) as exc:  # ValueError: a null byte
+        raise ExampleError(f"{where}: code: the program does not parse: {getattr(exc, 'msg', exc)} "
+                           f"(line {getattr(exc, 'lineno', '?')})") from None
     try:
         reference = syntax.definition_source(example.code, example.func_name)
     except LookupError as exc:
         raise ExampleError(f"{where}: func_name: {example.func_name!r} names nothing in code ({exc})") from None
     try:
         test_tree = _parse(read_back(example.test_code))
-    except (SyntaxError, tokenize.TokenError) as exc:
+    except (SyntaxError, ValueError, tokenize.TokenError) as exc:
         raise ExampleError(f"{where}: test_code: not Python once read back ({exc})") from None
     try:
         context = read_back(example.masked)
-    except (SyntaxError, tokenize.TokenError) as exc:
+    except (SyntaxError, ValueError, tokenize.TokenError) as exc:
         raise ExampleError(f"{where}: masked_method_w_context_no_test_no_docstring: not Python once read back "
                            f"({exc})") from None
     wanted = [node.name for node in test_tree.body
@@ -290,7 +296,8 @@ def convert(example: Example) -> Converted:
     if network:
         notes.append(f"allow = [\"network\"]: {', '.join(map(str, network))} (the sandbox has no network: what "
                      "the tests do not replace with a stand-in fails there)")
-    if ast.dump(_parse(context)) != ast.dump(_masked_from_program(program, example.func_name)):
+    expected = _masked_from_program(program, example.func_name)
+    if expected is None or ast.dump(_parse(context)) != ast.dump(expected):
         notes.append("the masked context read back differs from the program's (the prompt shows the field's)")
     test_count = len(list(testmodule.test_functions(_parse(tests))))
     return Converted(example, program, tests, test_count, reference, context,
