@@ -179,18 +179,18 @@ def test_imports_resolve_to_distributions_and_examples_with_the_same_set_share_a
     assert third_party_imports(optional) == {"numpy", "astroid.bases"}
     counts = {name: len(project["examples"]) for name, project in report["projects"].items()}
     assert counts == {"execcsn-stdlib": 20, "execcsn-numpy": 3, "execcsn-requests": 2, "execcsn-jsonschema": 1,
-                      "execcsn-numpy-pandas": 1, "execcsn-owslib-requests-six": 1, "execcsn-astroid-pylint": 1,
-                      "execcsn-pillow-torch": 1 if CPU_WHEELS else 0}
+                      "execcsn-numpy+pandas": 1, "execcsn-owslib+requests+six": 1, "execcsn-astroid+pylint": 1,
+                      "execcsn-pillow+torch": 1 if CPU_WHEELS else 0}
     hflip = next(row for row in report["examples"] if row["idx"] == 860)
     assert hflip["imports"] == ["PIL", "torch"] and hflip["distributions"] == ["Pillow", "torch"]
     for name, project in report["projects"].items():
         if project["requirements"] is None:
-            assert not CPU_WHEELS and name == "execcsn-pillow-torch" and "torch==2.13.0+cpu" in project["error"]
+            assert not CPU_WHEELS and name == "execcsn-pillow+torch" and "torch==2.13.0+cpu" in project["error"]
             continue
         manifest = tomllib.loads((out / name / "project.toml").read_text())
         assert manifest["requirements"] == project["requirements"]  # the resolution, written into the project
         assert all("==" in line for line in manifest["requirements"]), name
-    assert "torch==2.13.0+cpu" in (report["projects"]["execcsn-pillow-torch"]["requirements"] or ["torch==2.13.0+cpu"])
+    assert "torch==2.13.0+cpu" in (report["projects"]["execcsn-pillow+torch"]["requirements"] or ["torch==2.13.0+cpu"])
     assert [line.split("==")[0] for line in report["projects"]["execcsn-requests"]["requirements"]] == [
         "certifi", "charset-normalizer", "idna", "requests", "urllib3"]
     # a cap holds a distribution back to the newest release under it
@@ -201,7 +201,7 @@ def test_imports_resolve_to_distributions_and_examples_with_the_same_set_share_a
 def _run_paths(out: Path) -> list[str]:
     """Every project but torch's: its CPU build's install (some 30 s) and its removal with the cache are more than
     the rest together; benchmarks/execcsn.py runs it."""
-    return [str(folder) for folder in sorted(out.iterdir()) if folder.is_dir() and folder.name != "execcsn-pillow-torch"]
+    return [str(folder) for folder in sorted(out.iterdir()) if folder.is_dir() and folder.name != "execcsn-pillow+torch"]
 
 
 def test_the_gate_admits_all_but_five_examples_and_names_why(imported: tuple[Path, dict], run_repoexec) -> None:
@@ -227,7 +227,7 @@ def test_references_pass_apart_and_wrong_bodies_pass_only_where_the_gate_says_th
     # each problem's reference (its manifest's), then its body as `...`, then as `pass`
     completions = {}
     for row in import_report["examples"]:
-        if row["problem"] and not row["problem"].startswith("execcsn-pillow-torch/"):
+        if row["problem"] and not row["problem"].startswith("execcsn-pillow+torch/"):
             problem = load_problem(out / row["problem"] / "problem.toml")
             completions[problem.id] = [problem.reference, f"{problem.signature}\n    ...\n",
                                        f"{problem.signature}\n    pass\n"]

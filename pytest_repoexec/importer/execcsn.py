@@ -21,6 +21,7 @@ import sys
 import time
 import tokenize
 import warnings
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -42,6 +43,7 @@ INSTRUCTIONS = ("docstring", "revised")  # what the prompt puts below the header
 SPACE_TOKEN = "SPACETOKEN"  # how the tokenised fields write a space inside a string literal
 _LITERAL_WORD = re.compile(r""""[^"]*"|'[^']*'|\S+""")  # a token inside a tokenised string literal
 _MAIN_PREFIX = re.compile(r"""(['"])__main__\.""")  # a string naming the program's own names as __main__'s
+_RESOLVERS = 4  # sets of distributions resolved at once
 _NAME_LIMIT = 60  # a project's folder name, beyond which its distributions are counted rather than listed
 
 
@@ -325,15 +327,16 @@ def problem_manifest(converted: Converted, instruction: str) -> dict[str, Any]:
 
 
 def project_name(distributions: list[str]) -> str:
-    """``execcsn-<distributions>``: ``execcsn-stdlib`` for none, counted and hashed where the list is long."""
+    """``execcsn-<distributions>``, joined by ``+`` (a name holds ``-``: python-dateutil is not python and
+    dateutil); ``execcsn-stdlib`` for none; the first two and a hash of all where the list is long."""
     if not distributions:
         return "execcsn-stdlib"
     names = sorted(canonicalize_name(name) for name in distributions)
-    name = "execcsn-" + "-".join(names)
+    name = "execcsn-" + "+".join(names)
     if len(name) <= _NAME_LIMIT:
         return name
     digest = hashlib.sha256("\0".join(names).encode()).hexdigest()[:8]
-    return f"execcsn-{'-'.join(names[:2])}-and-{len(names) - 2}-more-{digest}"
+    return f"execcsn-{'+'.join(names[:2])}+{len(names) - 2}-more-{digest}"
 
 
 def _project_text(requirements: list[str], imports: dict[str, str]) -> str:
@@ -389,18 +392,26 @@ def import_examples(path: Path, out: Path, instruction: str = "docstring",
         groups.setdefault(tuple(canonicalize_name(d) for d in outcome.distributions), []).append((converted, outcome))
     out.mkdir(parents=True, exist_ok=True)
     projects: dict[str, Any] = {}
-    for _, members in sorted(groups.items()):
+    ordered = [members for _, members in sorted(groups.items())]
+    asked_of = [requirements_of(members[0][1].distributions, settings) for members in ordered]
+
+    def pinned(asked: list[str]) -> list[str] | ResolutionError:
+        try:
+            return resolve(asked)
+        except ResolutionError as exc:
+            return exc
+
+    with ThreadPoolExecutor(_RESOLVERS) as pool:  # each set on its own: uv spends most of it waiting on the index
+        resolutions = list(pool.map(pinned, asked_of))
+    for members, asked, pins in zip(ordered, asked_of, resolutions):
         distributions = members[0][1].distributions
         name = project_name(distributions)
         imports = {module: distribution_of(module, settings) for converted, _ in members for module in converted.imports}
-        asked = requirements_of(distributions, settings)
         projects[name] = {"imports": imports, "asked": asked, "requirements": None, "examples": []}
-        try:
-            pins = resolve(asked)
-        except ResolutionError as exc:
+        if isinstance(pins, ResolutionError):
             for converted, outcome in members:
-                outcome.error = f"{converted.example.where}: no environment for {', '.join(distributions)}: {exc}"
-            projects[name]["error"] = str(exc)
+                outcome.error = f"{converted.example.where}: no environment for {', '.join(distributions)}: {pins}"
+            projects[name]["error"] = str(pins)
             continue
         written = write_project(name, [converted for converted, _ in members], pins, imports, instruction, out)
         for (converted, outcome), folder in zip(members, written):
