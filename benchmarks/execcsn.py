@@ -1,13 +1,15 @@
 """Exec-CSN's examples as a new user runs them, from a fresh cache: ``repoexec import --format execcsn`` of
 ``../shared/execcsn/examples.json``, every project's environment built (timed on its own, ``--workers`` at a time),
 then ``pytest OUT -n WORKERS`` with the reference generator, then a replay of wrong bodies (each problem's header
-with ``...``, then with ``pass``), then, with ``--gate``, the admission gate. Prints each step's wall time, each
-environment's build time, what passed, and which problems were judged in-process and why."""
+with ``...``, then with ``pass``), then, with ``--gate``, the admission gate. Prints each step's wall time and the CPU time
+of the processes it started (which a shared machine's load does not swell), each environment's build time, what
+passed, and which problems were judged in-process and why."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import resource
 import subprocess
 import sys
 import tempfile
@@ -21,12 +23,18 @@ from pytest_repoexec.problem import find_manifests, load_problem
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "execcsn" / "examples.json"
 
 
-def _pytest(out: Path, cache: Path, report: Path, workers: str, *options: str) -> tuple[float, dict]:
-    began = time.monotonic()
+def _cpu() -> float:
+    """CPU seconds of this process and of every process it started and waited for (theirs too, recursively)."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+def _pytest(out: Path, cache: Path, report: Path, workers: str, *options: str) -> tuple[str, dict]:
+    began, cpu = time.monotonic(), _cpu()
     run = subprocess.run([sys.executable, "-m", "pytest", str(out), "-n", workers, "-q", "-p", "no:cacheprovider",
                           f"--repoexec-cache={cache}", f"--repoexec-report={report}", *options],
                          capture_output=True, text=True)
-    took = time.monotonic() - began
+    took = f"{time.monotonic() - began:.1f} s wall, {_cpu() - cpu:.1f} s CPU"
     if not report.is_file():
         raise SystemExit(f"pytest {' '.join(options)} wrote no report:\n{run.stdout[-3000:]}{run.stderr[-3000:]}")
     return took, json.loads(report.read_text())
@@ -53,16 +61,17 @@ def main() -> int:
             environments.get(project)
             return project.name, time.monotonic() - started
 
-        began = time.monotonic()
+        began, cpu = time.monotonic(), _cpu()
         with ThreadPoolExecutor(int(args.workers)) as pool:
             built = list(pool.map(build, projects))
-        print(f"environments: {len(projects)} built in {time.monotonic() - began:.1f} s wall, {args.workers} at a time")
+        print(f"environments: {len(projects)} built in {time.monotonic() - began:.1f} s wall, {_cpu() - cpu:.1f} s "
+              f"CPU, {args.workers} at a time")
         for name, seconds in sorted(built, key=lambda pair: -pair[1]):
             print(f"    {name:40} {seconds:6.1f} s")
 
         took, report = _pytest(out, cache, Path(scratch) / "reference.json", args.workers, "--repoexec-model=reference")
         passed = [s["problem"] for s in report["samples"] if s["passed"]]
-        print(f"reference: {len(passed)} of {len(report['samples'])} pass, {took:.1f} s; judged apart "
+        print(f"reference: {len(passed)} of {len(report['samples'])} pass, {took}; judged apart "
               f"{report['judge']['apart']}, in-process {report['judge']['in_process']}")
         for problem, why in sorted(report["judge"]["problems_in_process"].items()):
             print(f"    in-process: {problem}: {why}")
@@ -76,12 +85,12 @@ def main() -> int:
         took, report = _pytest(out, cache, Path(scratch) / "wrong.json", args.workers, f"--repoexec-model=replay:{replay}")
         passing = sorted({s["problem"] for s in report["samples"] if s["passed"]})
         print(f"wrong bodies (`...`, `pass`): {len(report['samples'])} samples, {len(passing)} problems pass one, "
-              f"{took:.1f} s: {', '.join(passing) or 'none'}")
+              f"{took}: {', '.join(passing) or 'none'}")
 
         if args.gate:
             took, report = _pytest(out, cache, Path(scratch) / "gate.json", args.workers, "--repoexec-validate")
             admitted = [row for row in report["problems"] if row["passed"]]
-            print(f"gate: {len(admitted)} of {len(report['problems'])} admitted, {took:.1f} s")
+            print(f"gate: {len(admitted)} of {len(report['problems'])} admitted, {took}")
             for row in report["problems"]:
                 if not row["passed"]:
                     print(f"    rejected: {row['problem']}: {'; '.join(row['reasons'])[:300]}")
