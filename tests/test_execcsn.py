@@ -175,7 +175,8 @@ def test_imports_resolve_to_distributions_and_examples_with_the_same_set_share_a
     assert distribution_of("PIL", settings) == "Pillow" and distribution_of("google.protobuf", settings) == "protobuf"
     assert distribution_of("six.moves.urllib.parse", settings) == "six"
     optional = ast.parse("import os, numpy\ntry:\n    import simplejson as json\nexcept ImportError:\n    import json\n"
-                         "from astroid.bases import Instance\nfrom . import sibling\n")
+                         "from astroid.bases import Instance\nfrom . import sibling\n"
+                         "if sys.version_info < (3, 0):\n    import urllib2\nelif six.PY3:\n    import urllib3\n")
     assert third_party_imports(optional) == {"numpy", "astroid.bases"}
     counts = {name: len(project["examples"]) for name, project in report["projects"].items()}
     assert counts == {"execcsn-stdlib": 20, "execcsn-numpy": 3, "execcsn-requests": 2, "execcsn-jsonschema": 1,

@@ -22,6 +22,7 @@ else:  # pragma: no cover
 SETTINGS = Path(__file__).with_name("execcsn.toml")
 # what a failed import raises: a ``try`` that catches one of these makes its imports optional
 _IMPORT_ERRORS = {"ImportError", "ModuleNotFoundError", "Exception", "BaseException"}
+_VERSION_NAMES = {"version_info", "version", "PY2", "PY3", "PY34", "PYTHON2", "PYTHON3"}  # imports under them: optional
 
 
 class ResolutionError(Exception):
@@ -45,11 +46,15 @@ def load_settings(path: Path = SETTINGS) -> Settings:
 
 def third_party_imports(tree: ast.Module) -> set[str]:
     """The dotted names of the modules a program imports that are neither the standard library's nor optional
-    (imported inside a ``try`` that catches the ImportError); relative imports are left out (a standalone
-    program has no package)."""
+    (imported inside a ``try`` that catches the ImportError, or under a test of the Python version: ``urllib2``
+    where ``sys.version_info < (3,)``); relative imports are left out (a standalone program has no package)."""
     found: set[str] = set()
 
     def visit(node: ast.AST, optional: bool) -> None:
+        if isinstance(node, ast.If) and _names_a_version(node.test):
+            for child in ast.iter_child_nodes(node):
+                visit(child, True)
+            return
         if isinstance(node, ast.Try):
             caught = {name.id for handler in node.handlers for name in ast.walk(handler.type or ast.Name("Exception"))
                       if isinstance(name, ast.Name)}
@@ -68,6 +73,12 @@ def third_party_imports(tree: ast.Module) -> set[str]:
 
     visit(tree, False)
     return {name for name in found if name.partition(".")[0] not in sys.stdlib_module_names}
+
+
+def _names_a_version(test: ast.expr) -> bool:
+    """A condition on the interpreter's version: ``sys.version_info``, ``sys.version``, six's ``PY2``/``PY3``."""
+    return any((isinstance(node, ast.Attribute) and node.attr in _VERSION_NAMES)
+               or (isinstance(node, ast.Name) and node.id in _VERSION_NAMES) for node in ast.walk(test))
 
 
 def distribution_of(module: str, settings: Settings) -> str:
