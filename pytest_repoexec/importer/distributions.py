@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -20,6 +21,7 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 SETTINGS = Path(__file__).with_name("execcsn.toml")
+_RESOLVERS = 4  # sets of requirements resolved at once
 # what a failed import raises: a ``try`` that catches one of these makes its imports optional
 _IMPORT_ERRORS = {"ImportError", "ModuleNotFoundError", "Exception", "BaseException"}
 _VERSION_NAMES = {"version_info", "version", "PY2", "PY3", "PY34", "PYTHON2", "PYTHON3"}  # imports under them: optional
@@ -102,13 +104,28 @@ def requirements_of(distributions: list[str], settings: Settings) -> list[str]:
     return asked
 
 
-def resolve(requirements: list[str], python: str = sys.executable) -> list[str]:
+def resolve_all(sets: list[list[str]]) -> list[list[str] | ResolutionError]:
+    """Each set of requirements resolved (``resolve``), ``_RESOLVERS`` at once: uv spends most of a resolution
+    waiting on the index. A set that cannot be resolved gives its ResolutionError in its place."""
+    uv_bin = uv.find_uv_bin()  # once, here: sysconfig's first reading is not safe across threads
+
+    def one(requirements: list[str]) -> list[str] | ResolutionError:
+        try:
+            return resolve(requirements, uv_bin=uv_bin)
+        except ResolutionError as exc:
+            return exc
+
+    with ThreadPoolExecutor(_RESOLVERS) as pool:
+        return list(pool.map(one, sets))
+
+
+def resolve(requirements: list[str], python: str = sys.executable, uv_bin: str | None = None) -> list[str]:
     """Every distribution the requirements need, at the newest releases that go together for this interpreter, as
     ``name==version`` lines (uv's resolver, from the configured index)."""
     if not requirements:
         return []
     result = subprocess.run(
-        [uv.find_uv_bin(), "pip", "compile", "--quiet", "--no-header", "--no-annotate", "--python", python, "-"],
+        [uv_bin or uv.find_uv_bin(), "pip", "compile", "--quiet", "--no-header", "--no-annotate", "--python", python, "-"],
         input="".join(f"{line}\n" for line in requirements), capture_output=True, text=True,
     )
     if result.returncode != 0:

@@ -21,7 +21,6 @@ import sys
 import time
 import tokenize
 import warnings
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -33,7 +32,7 @@ from .. import safety, syntax, testmodule
 from ..builder.pipeline import put_in_place
 from ..problem import PROBLEM_MANIFEST, PROJECT_MANIFEST
 from .distributions import (
-    ResolutionError, Settings, distribution_of, load_settings, requirements_of, resolve, third_party_imports,
+    ResolutionError, Settings, distribution_of, load_settings, requirements_of, resolve_all, third_party_imports,
 )
 
 REPORT = "import-report.json"
@@ -43,7 +42,6 @@ INSTRUCTIONS = ("docstring", "revised")  # what the prompt puts below the header
 SPACE_TOKEN = "SPACETOKEN"  # how the tokenised fields write a space inside a string literal
 _LITERAL_WORD = re.compile(r""""[^"]*"|'[^']*'|\S+""")  # a token inside a tokenised string literal
 _MAIN_PREFIX = re.compile(r"""(['"])__main__\.""")  # a string naming the program's own names as __main__'s
-_RESOLVERS = 4  # sets of distributions resolved at once
 _NAME_LIMIT = 60  # a project's folder name, beyond which its distributions are counted rather than listed
 
 
@@ -394,16 +392,7 @@ def import_examples(path: Path, out: Path, instruction: str = "docstring",
     projects: dict[str, Any] = {}
     ordered = [members for _, members in sorted(groups.items())]
     asked_of = [requirements_of(members[0][1].distributions, settings) for members in ordered]
-
-    def pinned(asked: list[str]) -> list[str] | ResolutionError:
-        try:
-            return resolve(asked)
-        except ResolutionError as exc:
-            return exc
-
-    with ThreadPoolExecutor(_RESOLVERS) as pool:  # each set on its own: uv spends most of it waiting on the index
-        resolutions = list(pool.map(pinned, asked_of))
-    for members, asked, pins in zip(ordered, asked_of, resolutions):
+    for members, asked, pins in zip(ordered, asked_of, resolve_all(asked_of)):
         distributions = members[0][1].distributions
         name = project_name(distributions)
         imports = {module: distribution_of(module, settings) for converted, _ in members for module in converted.imports}
