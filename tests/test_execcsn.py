@@ -6,10 +6,12 @@ real examples through the admission gate, the reference generator and a replay o
 from __future__ import annotations
 
 import ast
+import inspect
 import json
 import os
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -141,9 +143,9 @@ def test_the_prompt_is_the_papers_and_never_holds_the_tests(imported: tuple[Path
     text = build_prompt(flags, "instruct1").text
     # the masked context, read back from its tokens (`CkClass ( object ) :`), then the header and the docstring
     assert "class CkClass(object):\n    flags_dict = dict()" in text and "def flags2text(self):\n        ...\n" in text
-    assert text.rstrip().endswith('def flags2text(self):\n    """\n    parse the `self.flags` field and create a list of '
-                                  '`CKF_*` strings\n    corresponding to bits set in flags\n\n    :return: a list of '
-                                  'strings\n    :rtype: list\n    """')
+    example = next(example for example in _examples() if example["idx"] == 11134)
+    docstring = textwrap.indent(inspect.cleandoc(example["docstring"]), "    ")
+    assert "\n\n" in docstring and text.rstrip().endswith(f'def flags2text(self):\n    """\n{docstring}\n    """')
     for row in report["examples"]:
         if row["problem"]:
             problem = load_problem(out / row["problem"] / "problem.toml")
@@ -163,7 +165,8 @@ def test_the_prompt_is_the_papers_and_never_holds_the_tests(imported: tuple[Path
     assert main(["import", "--format", "execcsn", str(source), "--out", str(tmp_path / "r"), "--instruction",
                  "revised"]) == 0
     revised = load_problem(tmp_path / "r" / "execcsn-stdlib" / "11134_CkClass.flags2text" / "problem.toml")
-    assert revised.docstring.startswith("Functionality: Converts the 'self.flags' field")
+    assert revised.docstring == inspect.cleandoc(example["revised_instruction"]) != flags.docstring
+    assert revised.docstring.startswith("Functionality: ")
     with pytest.raises(SystemExit):  # a usage error: the option is Exec-CSN's alone
         main(["import", str(source), "--out", str(tmp_path / "x"), "--instruction", "revised"])
 
