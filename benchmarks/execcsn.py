@@ -1,10 +1,10 @@
 """Exec-CSN's examples as a new user runs them, from a fresh cache: ``repoexec import --format execcsn`` of
 ``../shared/execcsn/examples.json``, every project's environment built (timed on its own, ``--workers`` at a time),
 then ``pytest OUT -n WORKERS`` with the reference generator, then a replay of wrong bodies (each problem's header
-with ``...``, then with ``pass``), then, with ``--gate``, the admission gate. Prints each step's wall time (the environments' also in CPU time, which
-a shared machine's load does not swell: uv's processes, all waited for; a pytest run's sandboxed samples are
-not all reaped by processes this one waits for, so its CPU time would be short), each environment's build time,
-what passed, and which problems were judged in-process and why."""
+with ``...``, then with ``pass``), then, with ``--gate``, the admission gate. Prints each step's wall time (the
+environments' also in CPU time, which a shared machine's load does not swell: uv's processes, all waited for; a
+pytest run's sandboxed samples are not all reaped by processes this one waits for, so its CPU time would be
+short), each environment's build time, what passed, and which problems were judged in-process and why."""
 
 from __future__ import annotations
 
