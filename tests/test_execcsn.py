@@ -56,7 +56,7 @@ REJECTED = {
     "19316_JobSet._load_job": "test sanity: test__load_job (line 6) never calls _load_job",  # only through get_job
 }
 PASS_BODY_PASSES = {"4394_QuantumChannel.is_unitary", "5488_StdlibChecker._check_datetime"}
-# Judged in-process: the reference's outcome differs apart (why, for each, in the how-to)
+# Judged in-process on 2026-11-27: the reference's outcome differs apart (why, for each, in the how-to)
 IN_PROCESS = {"4324__get_validator", "6267_GSEAbase._heatmat", "5202_WebFeatureService_3_0_0.collection", "860_hflip",
               "7760_Namespace.update_namespace", "12118_Epm.set_defaults", "18471_Scope.values", "18803_Recorder.step",
               "5246_GuestSessions.rated_movies", "5614_VNode.insert"}
@@ -244,6 +244,7 @@ def test_references_pass_apart_and_wrong_bodies_pass_only_where_the_gate_says_th
     assert {name for name in names if outcomes[name, 1] or outcomes[name, 2]} == PASS_BODY_PASSES
     judge = report["judge"]
     in_process = {name.partition("/")[2] for name in judge["problems_in_process"]}
-    assert in_process == IN_PROCESS - {"860_hflip"}, judge["problems_in_process"]
+    # none runs in-process that ran apart here; the judge may come to run more apart (then update the how-to)
+    assert in_process <= IN_PROCESS - {"860_hflip"}, judge["problems_in_process"]
     assert all("the reference's outcomes differ under the judge" in why for why in judge["problems_in_process"].values())
     assert judge["apart"] == 3 * (29 - len(in_process))
