@@ -1,4 +1,5 @@
-"""The ``repoexec`` command: ``repoexec import SRC --out DIR`` turns published RepoExec data into problems;
+"""The ``repoexec`` command: ``repoexec import SRC --out DIR`` turns published RepoExec data into problems (and,
+with ``--format``, RepoClassBench's tasks or Exec-CSN's programs);
 ``repoexec build SOURCE --out DIR`` turns a repository into problems, and ``repoexec export depit`` writes
 instruction-tuning records of a problem set (``build/``); ``repoexec paraphrase DIR --out DIR2`` renames a
 built benchmark's identifiers against memorisation (``paraphrase/``);
@@ -21,6 +22,8 @@ from .builder.command import register as register_build
 from .document import percent, write_text
 from .paraphrase.command import register as register_paraphrase
 from .importer.convert import load_pins, write_project
+from .importer.execcsn import INSTRUCTIONS
+from .importer.execcsn import command as import_execcsn
 from .importer.repoclassbench import command as import_repoclassbench
 from .importer.sources import Problems, SourceError, read_data_folder, read_hugging_face
 from .leaderboard import compare, render
@@ -39,9 +42,13 @@ def main(argv: list[str] | None = None) -> int:
     importing.add_argument("--outputs", type=Path, default=None,
                            help="for the Hugging Face form: a RepoExec data folder with the pickled outputs")
     importing.add_argument("--projects", default=None, help="comma-separated project folders to import (default all)")
-    importing.add_argument("--format", choices=("repoexec", "repoclassbench"), default="repoexec",
-                           help="the benchmark SOURCE holds: RepoExec (default), or RepoClassBench's Python part "
-                                "(python_data.json and sources/*.tar.gz; --projects names repository states)")
+    importing.add_argument("--format", choices=("repoexec", "repoclassbench", "execcsn"), default="repoexec",
+                           help="the benchmark SOURCE holds: RepoExec (default), RepoClassBench's Python part "
+                                "(python_data.json and sources/*.tar.gz; --projects names repository states), or "
+                                "CodeBenchGen's Exec-CSN (a JSON file of examples)")
+    importing.add_argument("--instruction", choices=INSTRUCTIONS, default=None,
+                           help="Exec-CSN only: what the prompt shows below the header, the example's docstring "
+                                "(default) or its revised instruction")
     setting_up = commands.add_parser("setup", help="install bubblewrap with the system's package manager if it is "
                                                    "missing, and check that it can make a sandbox here")
     setting_up.add_argument("--tests", action="store_true",
@@ -73,6 +80,10 @@ def main(argv: list[str] | None = None) -> int:
         return compare_command(args.runs, args.format == "md", args.resamples, args.confidence, args.seed, args.html)
     if args.command == "merge":
         return merge_command(args.shards, args.out, args.html)
+    if args.instruction is not None and args.format != "execcsn":
+        parser.error("--instruction is for --format execcsn only")
+    if args.format == "execcsn":
+        return import_execcsn(args.source, args.out, args.instruction or "docstring")
     if args.format == "repoclassbench":
         return import_repoclassbench(args.source, args.out, args.projects)
     return import_command(args.source, args.out, args.outputs, args.projects)

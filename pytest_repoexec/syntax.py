@@ -221,6 +221,13 @@ def find_function(text: str, name: str, kind: str = FUNCTION) -> str | None:
     return definition_text(data, outer, function)
 
 
+def definition_source(source: str, qualname: str, kind: str = FUNCTION) -> str:
+    """The definition of `qualname` in `source` ("f", "Class.method"), decorators included, dedented to column 0."""
+    data, root = parse(source)
+    outer, function = _locate(root, qualname, kind)
+    return definition_text(data, outer, function)
+
+
 def definition_text(data: bytes, outer: Node, function: Node) -> str:
     """A definition from `outer` (its first decorator, or itself) to `function`'s end, dedented to column 0;
     lines inside its strings stay as they are."""
