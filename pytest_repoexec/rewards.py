@@ -45,7 +45,7 @@ def trl_reward(problems: ProblemSet, shape: RewardShape = "pass", column: str = 
     def reward(prompts: Sequence[Any] | None = None, completions: Sequence[Any] = (), completion_ids: Any = None,
                **columns: Any) -> list[float | None]:
         verdicts = problems.score_batch(_samples(completions, columns, column))
-        return [verdict.reward(shape, unjudged) for verdict in verdicts]
+        return _trl_rewards(verdicts, shape, unjudged, columns)
 
     reward.__name__ = reward.__qualname__ = f"repoexec_{shape}"
     return reward
@@ -58,10 +58,18 @@ def trl_async_reward(problems: ProblemSet, shape: RewardShape = "pass", column: 
     async def reward(prompts: Sequence[Any] | None = None, completions: Sequence[Any] = (), completion_ids: Any = None,
                      **columns: Any) -> list[float | None]:
         verdicts = await problems.ascore_batch(_samples(completions, columns, column))
-        return [verdict.reward(shape, unjudged) for verdict in verdicts]
+        return _trl_rewards(verdicts, shape, unjudged, columns)
 
     reward.__name__ = reward.__qualname__ = f"repoexec_{shape}"
     return reward
+
+
+def _trl_rewards(verdicts: list[Verdict], shape: RewardShape, unjudged: float | None,
+                 columns: dict[str, Any]) -> list[float | None]:
+    """The rewards; where TRL offers ``log_extra``, each sample's error type goes to its completions table."""
+    if callable(columns.get("log_extra")):
+        columns["log_extra"](f"repoexec_{shape}_error", [verdict.error_type or "" for verdict in verdicts])
+    return [verdict.reward(shape, unjudged) for verdict in verdicts]
 
 
 def _samples(completions: Sequence[Any], columns: dict[str, Any], column: str) -> list[tuple[str, str]]:
