@@ -63,6 +63,14 @@ class Verdict:
         return self.result.passed if self.result is not None else None
 
     @property
+    def tests_passed(self) -> int | None:
+        return self.result.tests_passed if self.result is not None else None
+
+    @property
+    def tests_total(self) -> int | None:
+        return self.result.tests_total if self.result is not None else None
+
+    @property
     def tr(self) -> float | None:
         """The share of the problem's tests passed; None where it was not measured (fail-fast) or not judged."""
         result = self.result
@@ -93,8 +101,7 @@ class Verdict:
         result = self.result
         return {
             "problem": self.problem, "counts": self.counts, "passed": self.passed, "tr": self.tr,
-            "tests_passed": result.tests_passed if result else None,
-            "tests_total": result.tests_total if result else None,
+            "tests_passed": self.tests_passed, "tests_total": self.tests_total,
             "error_type": self.error_type, "engine_error": self.engine_error,
             "result": result.to_dict() if result else None,
         }
@@ -148,6 +155,27 @@ def load_problems(paths: Iterable[Path | str], description: str = "detailed") ->
     return problems
 
 
+def find_problem(problems: dict[str, Problem], problem_id: str) -> Problem:
+    """A problem by its id, and only by its id: never a path."""
+    try:
+        return problems[problem_id]
+    except (KeyError, TypeError):
+        raise UnknownProblem(f"problem: {problem_id!r} is not a problem of this set") from None
+
+
+def place(problem_ids: Sequence[str], load: list[int]) -> dict[str, int]:
+    """Each problem's worker for a batch: all its samples on one (its zygote stays warm), the problems with the
+    most samples first, each to the worker with the least to do (``load``: what each has already)."""
+    sizes: dict[str, int] = {}
+    for problem_id in problem_ids:
+        sizes[problem_id] = sizes.get(problem_id, 0) + 1
+    placed = {}
+    for problem_id, size in sorted(sizes.items(), key=lambda item: -item[1]):
+        placed[problem_id] = min(range(len(load)), key=lambda index: load[index])
+        load[placed[problem_id]] += size
+    return placed
+
+
 class ProblemSet:
     """Problems opened once for scoring; ``close`` (or leaving its ``with``) stops its workers. Thread-safe:
     ``submit`` may be called from any thread, and ``ascore`` from any event loop."""
@@ -170,10 +198,7 @@ class ProblemSet:
         self.close()
 
     def problem(self, problem_id: str) -> Problem:
-        try:
-            return self.problems[problem_id]
-        except KeyError:
-            raise UnknownProblem(f"problem: {problem_id!r} is not a problem of this set") from None
+        return find_problem(self.problems, problem_id)
 
     def prompt(self, problem_id: str, style: str = "base", level: str = "full") -> str:
         """The paper's prompt of a problem as plain text (``prompts.build_prompt``)."""
@@ -204,14 +229,7 @@ class ProblemSet:
     def submit_batch(self, samples: Sequence[tuple[str, str]]) -> list[Future[Verdict]]:
         for problem_id, _ in samples:
             self.problem(problem_id)  # every id checked before any sample starts
-        sizes: dict[str, int] = {}
-        for problem_id, _ in samples:
-            sizes[problem_id] = sizes.get(problem_id, 0) + 1
-        planned = list(self._load)
-        placed = {}
-        for problem_id, size in sorted(sizes.items(), key=lambda item: -item[1]):
-            placed[problem_id] = min(range(len(planned)), key=lambda index: planned[index])
-            planned[placed[problem_id]] += size
+        placed = place([problem_id for problem_id, _ in samples], list(self._load))
         seen: dict[str, int] = {}
         futures = []
         for problem_id, completion in samples:
@@ -281,34 +299,46 @@ class ProblemSet:
             self._workers[worker] = self._start()
 
 
-# The worker process's side: one engine for the process's life, as an xdist worker has one.
+class Judge:
+    """A judging process's side: one ``Engine`` for the process's life, as an xdist worker has one (a
+    ``ProblemSet``'s worker holds one, and so does each Ray actor of ``raypool``)."""
 
-_worker: dict[str, Any] = {}
+    def __init__(self, settings: Settings, run: str) -> None:
+        from .engine import Engine
+
+        self.engine, self.loader, self.description = Engine(settings, run), ProblemLoader(), settings.context
+
+    def judge(self, manifest: str, sample: int, completion: str) -> dict[str, Any]:
+        """A sample's verdict as ``Verdict.to_dict`` writes it; the host's failure as no verdict."""
+        problem = self.loader.load(Path(manifest), self.description)
+        try:
+            result = self.engine.judge(problem, sample, completion).result
+        except SampleSetupError as exc:
+            return Verdict(problem.id, None, exc.describe()).to_dict()
+        except EnvironmentBuildError as exc:
+            return Verdict(problem.id, None, f"{ENGINE_ERROR}: the project's environment could not be built: {exc}"
+                           ).to_dict()
+        return Verdict(problem.id, result).to_dict()
+
+    def close(self) -> None:
+        self.engine.close()
+
+
+_worker: dict[str, Judge] = {}  # a ProblemSet's worker process: its judge
 
 
 def _start_worker(settings: Settings, run: str) -> None:
-    from .engine import Engine
-
-    _worker.update(engine=Engine(settings, run), loader=ProblemLoader(), description=settings.context)
+    _worker["judge"] = Judge(settings, run)
 
 
 def _judge(manifest: str, sample: int, completion: str) -> dict[str, Any]:
-    """A sample's verdict as ``Verdict.to_dict`` writes it; the host's failure as no verdict."""
-    problem = _worker["loader"].load(Path(manifest), _worker["description"])
-    try:
-        result = _worker["engine"].judge(problem, sample, completion).result
-    except SampleSetupError as exc:
-        return Verdict(problem.id, None, exc.describe()).to_dict()
-    except EnvironmentBuildError as exc:
-        return Verdict(problem.id, None, f"{ENGINE_ERROR}: the project's environment could not be built: {exc}"
-                       ).to_dict()
-    return Verdict(problem.id, result).to_dict()
+    return _worker["judge"].judge(manifest, sample, completion)
 
 
 def _close_worker() -> None:
-    engine = _worker.pop("engine", None)
-    if engine is not None:
-        engine.close()
+    judge = _worker.pop("judge", None)
+    if judge is not None:
+        judge.close()
 
 
 def open_problems(paths: Iterable[Path | str] | Path | str, **options: Any) -> ProblemSet:
