@@ -49,6 +49,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     serving.add_argument("--repoexec-timeout-factor", type=float, default=10.0, help="as the pytest option")
     serving.add_argument("--repoexec-min-timeout", type=float, default=1.0, help="as the pytest option")
     serving.add_argument("--repoexec-fail-fast", action="store_true", help="as the pytest option")
+    serving.add_argument("--repoexec-fresh", action="store_true", help="as the pytest option")
     serving.set_defaults(handler=serve_command)
 
 
@@ -70,7 +71,8 @@ def serve_command(args: argparse.Namespace) -> int:
             args.repoexec_cache, workers=args.workers, executor=args.repoexec_executor, sandbox=args.repoexec_sandbox,
             judge=args.repoexec_judge, decoy=args.repoexec_decoy == "check", test_timeout=args.repoexec_timeout,
             sample_timeout=args.repoexec_sample_timeout, timeout_factor=args.repoexec_timeout_factor,
-            min_timeout=args.repoexec_min_timeout, fail_fast=args.repoexec_fail_fast)
+            min_timeout=args.repoexec_min_timeout, fail_fast=args.repoexec_fail_fast,
+            fresh=args.repoexec_fresh)
         problems = ProblemSet(args.paths, settings)
     except (ValueError, OSError, ManifestError) as exc:  # each names the option, file or field
         print(f"repoexec serve: {exc}", file=sys.stderr)
