@@ -32,7 +32,7 @@ from .environment import EnvironmentBuildError, default_cache_dir
 from .problem import ManifestError, Problem, find_manifests
 from .prompts import build_prompt
 from .results import SampleResult
-from .sandbox import LIMIT_FIELDS, Limits
+from .sandbox import LIMIT_FIELDS, Limits, SandboxUnavailable, make_sandbox
 from .settings import Mode, Settings
 
 RewardShape = Literal["pass", "tr"]
@@ -185,6 +185,10 @@ class ProblemSet:
             raise TypeError("give settings or options, not both")
         self.settings = settings or settings_for(**options)
         self.problems = load_problems(paths, self.settings.context)
+        try:
+            make_sandbox(self.settings.sandbox)  # one that cannot run here stops the set before any worker starts
+        except SandboxUnavailable as exc:
+            raise ValueError(f"sandbox: {self.settings.sandbox}: {exc}") from None
         self.run = uuid.uuid4().hex  # one run in the result store, over all its workers
         self._lock = threading.Lock()
         self._workers = [self._start() for _ in range(self.settings.workers)]
