@@ -88,9 +88,9 @@ def main() -> int:
     tokenizer = byte_tokenizer()
     data = data_proto(tokenizer, prompts, [text for _, text in samples], [id_ for id_, _ in samples])
     for manager, name in ((NaiveRewardManager, "compute_score"), (BatchRewardManager, "compute_score_batch")):
-        config = OmegaConf.create({"custom_reward_function": {
+        config = OmegaConf.create({"reward": {"custom_reward_function": {
             "path": "pkg://pytest_repoexec.rewards", "name": name,
-            "reward_kwargs": {"problems": str(args.problems), "workers": 2}}})
+            "reward_kwargs": {"problems": str(args.problems), "workers": 2}}}})
         reward_fn = get_custom_reward_fn(config)
         tensor = manager(tokenizer=tokenizer, num_examine=0, compute_score=reward_fn)(data)
         got = tensor.sum(dim=-1).tolist()  # the score sits on each response's last token

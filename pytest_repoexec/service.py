@@ -30,6 +30,7 @@ from .api import ProblemSet, UnknownProblem, Verdict
 from .rewards import NoReward, openrlhf_answer, openrlhf_samples
 
 RETRY_AFTER = 1  # seconds a client told the queue is full waits
+MAX_BODY = 256 << 20  # bytes of a request's body, whatever --max-batch and --max-completion-bytes allow
 
 
 class BadRequest(web.HTTPException):
@@ -81,7 +82,8 @@ class Service:
         self.counters = {"requests": 0, "samples_judged": 0, "replayed": 0, "refused_full": 0, "timed_out": 0}
 
     def app(self) -> web.Application:
-        app = web.Application(client_max_size=self.max_batch * (self.max_completion + 1024) + (1 << 16))
+        # a body past what the largest batch needs, and never past MAX_BODY, is refused before it is held
+        app = web.Application(client_max_size=min(self.max_batch * (self.max_completion + 1024) + (1 << 16), MAX_BODY))
         app.add_routes([web.post("/score", self.score), web.post("/get_reward", self.get_reward),
                         web.get("/health", self.health)])
         return app

@@ -203,6 +203,8 @@ def test_time_limit_sigterm_openrlhf_and_hostile_input(serve, tmp_path):
                 assert "verdicts" not in answer
             async with session.post(f"{url}/score", data=b"{not json") as answer:
                 assert answer.status == 400 and (await answer.json())["field"] == "body"
+            async with session.post(f"{url}/score", data=b'{"samples": "' + b"x" * 200_000 + b'"}') as answer:
+                assert answer.status == 413 and (await answer.json())["field"] == "body"  # never held whole
             # OpenRLHF: the completion is the query without its prompt; the label names the problem
             prompt = "PROMPT "
             status, answer, _ = await post(session, f"{url}/get_reward", {
