@@ -123,13 +123,21 @@ def settings_for(
     unknown = sorted(set(limits or {}) - set(LIMIT_FIELDS))
     if unknown:
         raise ValueError(f"limits: {', '.join(unknown)} is not a limit ({', '.join(LIMIT_FIELDS)})")
-    checks = {"workers": workers >= 1, "executor": executor in ("warm", "process"),
-              "sandbox": sandbox in ("bwrap", "none"), "judge": judge in ("apart", "in-process"),
-              "test_timeout": test_timeout > 0, "sample_timeout": sample_timeout > 0, "min_timeout": min_timeout > 0,
-              "timeout_factor": timeout_factor >= 0, "warm_processes": warm_processes >= 1, "zygotes": zygotes >= 0}
-    for name, good in checks.items():
-        if not good:
-            raise ValueError(f"{name}: {locals()[name]!r} is not allowed (see --repoexec-{name.replace('_', '-')})")
+    checks = {  # keyword: (value, allowed, the pytest run's option)
+        "workers": (workers, workers >= 1, "-n"),
+        "executor": (executor, executor in ("warm", "process"), "--repoexec-executor"),
+        "sandbox": (sandbox, sandbox in ("bwrap", "none"), "--repoexec-sandbox"),
+        "judge": (judge, judge in ("apart", "in-process"), "--repoexec-judge"),
+        "test_timeout": (test_timeout, test_timeout > 0, "--repoexec-timeout"),
+        "sample_timeout": (sample_timeout, sample_timeout > 0, "--repoexec-sample-timeout"),
+        "min_timeout": (min_timeout, min_timeout > 0, "--repoexec-min-timeout"),
+        "timeout_factor": (timeout_factor, timeout_factor >= 0, "--repoexec-timeout-factor"),
+        "warm_processes": (warm_processes, warm_processes >= 1, "--repoexec-warm-processes"),
+        "zygotes": (zygotes, zygotes >= 0, "--repoexec-zygotes"),
+    }
+    for name, (value, allowed, option) in checks.items():
+        if not allowed:
+            raise ValueError(f"{name}: {value!r} is not allowed (as {option})")
     return Settings(
         mode=Mode.SCORE, model="api", samples=None, cache=Path(cache).resolve() if cache else default_cache_dir(),
         report=None, html=None, test_timeout=test_timeout, sample_timeout=sample_timeout, debug_rounds=0,
@@ -143,8 +151,8 @@ def settings_for(
 def load_problems(paths: Iterable[Path | str], description: str = "detailed") -> dict[str, Problem]:
     """Every problem under ``paths`` by id; a manifest that cannot load, or an id found twice, is an error
     naming the file."""
-    loader, problems = ProblemLoader(), {}
-    manifests = find_manifests([Path(path) for path in paths])
+    loader, problems, paths = ProblemLoader(), {}, [Path(path) for path in paths]
+    manifests = find_manifests(paths)
     for manifest in manifests:
         problem = loader.load(manifest, description)
         if problem.id in problems:
