@@ -10,6 +10,7 @@ rather than a made-up 0.
 
 from __future__ import annotations
 
+import atexit
 import json
 import threading
 import urllib.request
@@ -92,8 +93,16 @@ def _problem_set(problems: str | Path, options: dict[str, Any]) -> ProblemSet:
     key = (str(problems), tuple(sorted(options.items())))
     with _opening:
         if key not in _opened:
+            if not _opened:
+                atexit.register(_close_opened)
             _opened[key] = open_problems(problems, **options)
         return _opened[key]
+
+
+def _close_opened() -> None:
+    """At the process's exit: the problem sets verl's calls opened stop their workers."""
+    while _opened:
+        _opened.popitem()[1].close()
 
 
 def verl_score(verdict: Verdict, shape: RewardShape, unjudged: float | None) -> dict[str, Any]:

@@ -82,6 +82,9 @@ def serve_command(args: argparse.Namespace) -> int:
                       args.max_completion_bytes, args.shape, args.unjudged)
     try:
         asyncio.run(serve(service, args.host, args.port))
+    except OSError as exc:  # the address is taken, or not this host's
+        print(f"repoexec serve: --host {args.host} --port {args.port}: {exc}", file=sys.stderr)
+        return 2
     finally:
         problems.close()
         journal.close()

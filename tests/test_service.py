@@ -235,3 +235,19 @@ def test_time_limit_sigterm_openrlhf_and_hostile_input(serve, tmp_path):
     asyncio.run(talk())
     assert served.process.wait(timeout=60) == 0
     assert "term" in {json.loads(line)["request_id"] for line in journal.read_text().splitlines()}
+
+
+def test_a_taken_port_or_a_folder_without_problems_is_refused_by_name(repoexec_cache, tmp_path):
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        refused = subprocess.run([sys.executable, "-m", "pytest_repoexec.cli", "serve", str(SHIPPED), "--port",
+                                  str(port), "-n", "1", f"--repoexec-cache={repoexec_cache}"],
+                                 capture_output=True, text=True, timeout=120)
+    assert refused.returncode == 2 and f"--port {port}: " in refused.stderr and "address already in use" in refused.stderr
+    empty = subprocess.run([sys.executable, "-m", "pytest_repoexec.cli", "serve", str(tmp_path)],
+                           capture_output=True, text=True, timeout=120)
+    assert empty.returncode == 2 and "paths: no problem.toml under" in empty.stderr
