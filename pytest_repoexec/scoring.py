@@ -3,8 +3,8 @@
 The data path: problems are collected as items ``(problem, sample index)``, as many as the generator says it
 will give; once pytest has applied the run's selection (``-k``, ``-m``, ``--deselect``, ``--lf``, node ids), the
 generator is called once with the selected problems; each item then splices its completion into the module,
-runs the tests (``engine.Engine.judge``, the path the library's calls take too) and puts its result on its report, which the controller's
-``ResultsCollector`` turns into metrics.
+runs the tests (``engine.Engine.judge``, the path the library's calls take too) and puts its result on its
+report, which the controller's ``ResultsCollector`` turns into metrics.
 
 Under xdist the controller collects too (``selection.collect_on_controller``), only to learn the selection
 before the workers start, and hands the completions to them in ``workerinput``; a worker on another host checks

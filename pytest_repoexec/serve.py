@@ -39,7 +39,8 @@ def register(commands: argparse._SubParsersAction) -> None:
                          help="/get_reward's reward for a completion the host could not judge (default: none; "
                               "the request is answered 503, which OpenRLHF retries)")
     serving.add_argument("--repoexec-cache", default=None, metavar="DIR", help="as the pytest option")
-    serving.add_argument("--repoexec-executor", choices=("warm", "process"), default="warm", help="as the pytest option")
+    serving.add_argument("--repoexec-executor", choices=("warm", "process"), default="warm",
+                         help="as the pytest option")
     serving.add_argument("--repoexec-sandbox", choices=("bwrap", "none"), default="bwrap", help="as the pytest option")
     serving.add_argument("--repoexec-judge", choices=("apart", "in-process"), default="apart",
                          help="as the pytest option")

@@ -102,7 +102,8 @@ class Service:
             samples = [{"problem": body.get("problem"), "completion": body.get("completion")}]
         pairs = self._checked(samples)
         timeout = body.get("timeout", self.request_timeout)
-        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 < timeout <= self.request_timeout:
+        number = isinstance(timeout, (int, float)) and not isinstance(timeout, bool)
+        if not number or not 0 < timeout <= self.request_timeout:
             raise BadRequest("timeout", f"must be a number of seconds above 0, at most {self.request_timeout}")
         verdicts, replayed = await self._verdicts(request_id, pairs, float(timeout))
         return web.json_response({"request_id": request_id, "verdicts": verdicts, "replayed": replayed})
