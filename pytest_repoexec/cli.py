@@ -21,6 +21,7 @@ from pathlib import Path
 from .builder.command import register as register_build
 from .document import percent, write_text
 from .paraphrase.command import register as register_paraphrase
+from .serve import register as register_serve
 from .importer.convert import load_pins, write_project
 from .importer.execcsn import INSTRUCTIONS
 from .importer.execcsn import command as import_execcsn
@@ -71,6 +72,7 @@ def main(argv: list[str] | None = None) -> int:
                          help="also write the merged run as a self-contained HTML page (as --repoexec-html)")
     register_build(commands)
     register_paraphrase(commands)
+    register_serve(commands)
     args = parser.parse_args(argv)
     if "handler" in args:
         return args.handler(args)

@@ -3,8 +3,8 @@
 The data path: problems are collected as items ``(problem, sample index)``, as many as the generator says it
 will give; once pytest has applied the run's selection (``-k``, ``-m``, ``--deselect``, ``--lf``, node ids), the
 generator is called once with the selected problems; each item then splices its completion into the module,
-runs the tests (``evaluation.evaluate``) and puts its result on its report, which the controller's
-``ResultsCollector`` turns into metrics.
+runs the tests (``engine.Engine.judge``, the path the library's calls take too) and puts its result on its
+report, which the controller's ``ResultsCollector`` turns into metrics.
 
 Under xdist the controller collects too (``selection.collect_on_controller``), only to learn the selection
 before the workers start, and hands the completions to them in ``workerinput``; a worker on another host checks
@@ -14,9 +14,7 @@ its copy of the problems and builds its environments before its first sample (``
 from __future__ import annotations
 
 import dataclasses
-import functools
 import os
-import threading
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -28,18 +26,17 @@ from . import progress, remote, transport
 from .cgroups import SampleSetupError
 from .collection import ProblemFile, ProblemLoader
 from .debugging import DebugPhase
-from .environment import EnvironmentBuildError, Environments, ProjectEnv, default_cache_dir
-from .decoy import Decoys
-from .evaluation import REFERENCE, Evaluation, evaluate
-from .executor import ProblemLayoutError, SubprocessExecutor
+from .engine import Engine
+from .environment import EnvironmentBuildError, Environments, default_cache_dir
+from .evaluation import Evaluation
+from .executor import ProblemLayoutError
 from .failure import SampleFailed, describe_failure
 from .generation import GenerationError, Generator, GeneratorRegistry
 from .problem import PROBLEM_MANIFEST, ManifestError, Problem
 from .report import ResultsCollector
 from .selection import Unread, collect_on_controller
-from .settings import Settings, make_executor
+from .settings import Settings
 from .shard import ShardSelection
-from .store import ResultStore
 
 
 class ScoringSession:
@@ -65,14 +62,13 @@ class ScoringSession:
         self.selected: dict[str, Problem] = {}
         self.quiet = False  # while the controller collects only to learn the selection
         self.session: pytest.Session | None = None
-        self._environment_lock = threading.Lock()
-        self._timeouts: dict[str, dict[str, float] | None] = {}  # relative test timeouts, by problem id
         if handed is not None:  # an xdist worker: the controller counted and generated
             self.counts = dict(handed.get(transport.COUNTS, {}))
             self.completions = dict(handed.get(transport.COMPLETIONS, {}))
             self.run = str(handed.get(transport.RUN, ""))
         else:
             self.run = uuid.uuid4().hex
+        self.engine = Engine(settings, self.run, self.environments)  # the one path to a verdict (``engine``)
         shard = ShardSelection(settings.shard) if settings.shard else None  # deselects on every process alike
         if shard is not None:
             config.pluginmanager.register(shard, "repoexec-shard")
@@ -137,7 +133,7 @@ class ScoringSession:
             return
         self.selected = {item.problem.id: item.problem for item in session.items if isinstance(item, SampleItem)}
         if self.selected and self.local_workers:
-            self.executor  # noqa: B018 (made now: a sandbox that cannot run stops the run before generation)
+            self.engine.executor  # noqa: B018 (made now: a sandbox that cannot run stops the run before generation)
             self.environments.prepare([problem.project for problem in self.selected.values()], self.settings.workers,
                                       progress.wanted(session.config))
         if self.hosts:
@@ -157,7 +153,7 @@ class ScoringSession:
         for reason in self.refused.values():
             say(reason)
         try:
-            self.executor  # noqa: B018 (its sandbox checked here, where the samples run)
+            self.engine.executor  # noqa: B018 (its sandbox checked here, where the samples run)
         except pytest.UsageError as exc:
             self.host_error = f"{self.host} cannot run samples: {exc}"
             say(self.host_error)
@@ -170,13 +166,8 @@ class ScoringSession:
         if self.host_error or problem.id in self.refused:
             pytest.fail(self.host_error or self.refused[problem.id], pytrace=False)
 
-    @functools.cached_property
-    def executor(self) -> SubprocessExecutor:
-        return make_executor(self.settings)
-
     def pytest_unconfigure(self, config: pytest.Config) -> None:
-        if "executor" in vars(self):  # made: its warm processes stop with the session
-            self.executor.close()
+        self.engine.close()  # its warm processes stop with the session
 
     def _generate(self, problems: list[Problem]) -> dict[str, list[str]]:
         assert self.generator is not None
@@ -228,49 +219,11 @@ class ScoringSession:
         return self.completions[problem_id][sample]
 
     def judge(self, problem: Problem, sample: int, completion: str) -> Evaluation:
-        limits = None if completion == problem.reference else self.relative_timeouts(problem)
-        return evaluate(problem, sample, completion, self.environment(problem), self.executor, self.store,
-                        self.settings.fail_fast, limits, self.decoys)
+        return self.engine.judge(problem, sample, completion)
 
     def pytest_repoexec_judge(self, problem: Problem, sample: int, completion: str) -> Evaluation:
         """A generator's oracle (see ``hookspecs``): the items' own judge."""
-        return self.judge(problem, sample, completion)
-
-    def relative_timeouts(self, problem: Problem) -> dict[str, float] | None:
-        """Each test's own limit, as EvalPlus sets them: the reference's time on it times
-        --repoexec-timeout-factor, at least --repoexec-min-timeout, never above the run's limit. The reference
-        runs once for its times (its verdict is kept in the store, and is also the reference sample's); a test
-        it did not pass keeps the run's limit. None: no relative timeouts."""
-        settings = self.settings
-        if not settings.timeout_factor:
-            return None
-        if problem.id not in self._timeouts:
-            reference = evaluate(problem, REFERENCE, problem.reference, self.environment(problem), self.executor,
-                                 self.store, settings.fail_fast, decoys=self.decoys)
-            cap = problem.timeout or settings.test_timeout
-            self._timeouts[problem.id] = {
-                name: round(min(cap, max(settings.min_timeout, settings.timeout_factor * seconds)), 3)
-                for name, seconds in (reference.durations or {}).items()
-            } if reference.result.passed and reference.durations else None
-        return self._timeouts[problem.id]
-
-    @functools.cached_property
-    def decoys(self) -> Decoys | None:
-        """Every passing sample is checked against a decoy of its tests (``decoy``), unless the run said off."""
-        return Decoys(self.settings.cache / "decoys") if self.settings.decoy else None
-
-    @functools.cached_property
-    def store(self) -> ResultStore:
-        """Verdicts by content; the options that change a verdict are part of every key."""
-        settings = self.settings
-        context = {"test_timeout": settings.test_timeout, "sample_timeout": settings.sample_timeout,
-                   "limits": dataclasses.asdict(settings.limits), "sandbox": settings.sandbox,
-                   "fail_fast": settings.fail_fast, "decoy": settings.decoy}
-        return ResultStore(settings.cache / "results", context, fresh=settings.fresh, run=self.run)
-
-    def environment(self, problem: Problem) -> ProjectEnv:
-        with self._environment_lock:  # debugging rounds judge in threads: one builds, the others wait
-            return self.environments.get(problem.project)
+        return self.engine.judge(problem, sample, completion)
 
 
 class SampleItem(pytest.Item):
@@ -284,7 +237,7 @@ class SampleItem(pytest.Item):
     def setup(self) -> None:
         self.scoring.check_host(self.problem)
         try:
-            self.scoring.environment(self.problem)  # built (or found) here: a build that fails is a setup error
+            self.scoring.engine.environment(self.problem)  # built (or found) here: a build that fails is a setup error
         except EnvironmentBuildError as exc:
             if self.scoring.host is None:
                 raise

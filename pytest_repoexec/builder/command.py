@@ -12,10 +12,12 @@ from generators.standalone import ModelOptions
 from ..environment import default_cache_dir
 from ..generation import GenerationError
 from ..problem import CONTEXT_LEVELS
+from ..prompts import PROMPT_STYLES
 from . import BuildError
 from .admit import add_gate_arguments
 from .classes import ClassOptions
 from .depit import depit_records, write_jsonl
+from .trainsets import trainer_problems, trl_rows, verl_rows, write_parquet
 from .functions import Options
 from .modeltests import ModelTestSettings
 from .pipeline import BuildOptions, build
@@ -66,6 +68,17 @@ def register(commands: argparse._SubParsersAction) -> None:
     depit.add_argument("--out", type=Path, required=True, help="the JSONL file to write")
     depit.add_argument("--context", choices=CONTEXT_LEVELS, default="full", help="context level (%(default)s)")
     depit.set_defaults(handler=export_depit_command)
+    for name, layout in (("verl", "verl's Parquet (data_source, prompt, reward_model.ground_truth, extra_info)"),
+                         ("trl", "TRL's dataset (JSONL: prompt, problem_id), as `datasets` reads it")):
+        trainer = formats.add_parser(name, help=f"the prompts with their problem ids, in {layout}")
+        trainer.add_argument("folder", type=Path, help="a problem set, a project folder or a built one")
+        trainer.add_argument("--out", type=Path, required=True, help="the file to write")
+        trainer.add_argument("--style", choices=PROMPT_STYLES, default="instruct1",
+                             help="the paper's prompt format: base, instruct1 or instruct2 (%(default)s)")
+        trainer.add_argument("--context", choices=CONTEXT_LEVELS, default="full", help="context level (%(default)s)")
+        if name == "verl":
+            trainer.add_argument("--split", default="train", help="extra_info.split (%(default)s)")
+        trainer.set_defaults(handler=export_trainer_command)
 
 
 def _add_model_options(group: argparse._ArgumentGroup) -> None:
@@ -148,6 +161,25 @@ def build_command(args: argparse.Namespace) -> int:
     print("\n".join(report.table()))
     print(f"written to {args.out} (report: {args.out / 'build-report.json'})")
     return 0
+
+
+def export_trainer_command(args: argparse.Namespace) -> int:
+    where = f"repoexec export {args.format}"
+    if not args.folder.is_dir():
+        print(f"{where}: {args.folder} is not a folder", file=sys.stderr)
+        return 2
+    problems, known, errors = trainer_problems(args.folder)
+    for reason in [*known, *errors]:
+        print(f"{where}: left out: {reason}", file=sys.stderr)
+    if not problems:
+        print(f"{where}: no problem under {args.folder}", file=sys.stderr)
+        return 1
+    if args.format == "verl":
+        write_parquet(verl_rows(problems, args.style, args.context, args.split), args.out)
+    else:
+        write_jsonl(trl_rows(problems, args.style, args.context), args.out)
+    print(f"{where}: {len(problems)} prompts written to {args.out}")
+    return 1 if errors else 0
 
 
 def export_depit_command(args: argparse.Namespace) -> int:

@@ -18,9 +18,9 @@ from ..prompts import build_prompt
 from .admit import REJECTED
 
 
-def depit_records(folder: Path, level: str = "full") -> tuple[list[dict[str, Any]], list[str]]:
-    """A record per problem under ``folder`` (rejected problems left out), and the manifests that would not
-    load, with their error."""
+def set_problems(folder: Path) -> tuple[list[Problem], list[str]]:
+    """The problems under ``folder`` in the set's order (rejected problems left out), and the manifests that
+    would not load, with their error: what every export writes records of."""
     problems: list[Problem] = []
     errors = []
     for manifest in find_manifests([folder]):
@@ -30,8 +30,15 @@ def depit_records(folder: Path, level: str = "full") -> tuple[list[dict[str, Any
             problems.append(load_problem(manifest))
         except ManifestError as exc:
             errors.append(str(exc))
+    return set_order(problems), errors
+
+
+def depit_records(folder: Path, level: str = "full") -> tuple[list[dict[str, Any]], list[str]]:
+    """A record per problem under ``folder`` (rejected problems left out), and the manifests that would not
+    load, with their error."""
+    problems, errors = set_problems(folder)
     records = []
-    for problem in set_order(problems):
+    for problem in problems:
         prompt = build_prompt(problem, "instruct2", level)
         records.append({
             "id": problem.id,

@@ -1,0 +1,78 @@
+"""The one path from (problem, completion) to a verdict, for one process: its environments, executor, result
+store, decoys and relative time limits. The pytest plugin's items (``scoring``) and the library's calls
+(``api``) are two front doors onto it, so that a sample gets the same verdict through either."""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import threading
+
+from .decoy import Decoys
+from .environment import Environments, ProjectEnv
+from .evaluation import REFERENCE, Evaluation, evaluate
+from .executor import SubprocessExecutor
+from .problem import Problem
+from .settings import Settings, make_executor
+from .store import ResultStore
+
+
+class Engine:
+    """Made lazily: the executor (its sandbox checked) on the first sample, the environments as their problems
+    come. ``run`` names this run in the result store's entries. ``close`` stops the warm processes."""
+
+    def __init__(self, settings: Settings, run: str, environments: Environments | None = None) -> None:
+        self.settings, self.run = settings, run
+        self.environments = environments or Environments(settings.cache)
+        self._environment_lock = threading.Lock()
+        self._timeouts: dict[str, dict[str, float] | None] = {}  # relative test timeouts, by problem id
+
+    @functools.cached_property
+    def executor(self) -> SubprocessExecutor:
+        return make_executor(self.settings)
+
+    def close(self) -> None:
+        if "executor" in vars(self):  # made: its warm processes stop now
+            self.executor.close()
+
+    def judge(self, problem: Problem, sample: int, completion: str) -> Evaluation:
+        """The sample's verdict, under the run's limits (a reference is its own yardstick: no relative limits)."""
+        limits = None if completion == problem.reference else self.relative_timeouts(problem)
+        return evaluate(problem, sample, completion, self.environment(problem), self.executor, self.store,
+                        self.settings.fail_fast, limits, self.decoys)
+
+    def relative_timeouts(self, problem: Problem) -> dict[str, float] | None:
+        """Each test's own limit, as EvalPlus sets them: the reference's time on it times
+        --repoexec-timeout-factor, at least --repoexec-min-timeout, never above the run's limit. The reference
+        runs once for its times (its verdict is kept in the store, and is also the reference sample's); a test
+        it did not pass keeps the run's limit. None: no relative timeouts."""
+        settings = self.settings
+        if not settings.timeout_factor:
+            return None
+        if problem.id not in self._timeouts:
+            reference = evaluate(problem, REFERENCE, problem.reference, self.environment(problem), self.executor,
+                                 self.store, settings.fail_fast, decoys=self.decoys)
+            cap = problem.timeout or settings.test_timeout
+            self._timeouts[problem.id] = {
+                name: round(min(cap, max(settings.min_timeout, settings.timeout_factor * seconds)), 3)
+                for name, seconds in (reference.durations or {}).items()
+            } if reference.result.passed and reference.durations else None
+        return self._timeouts[problem.id]
+
+    @functools.cached_property
+    def decoys(self) -> Decoys | None:
+        """Every passing sample is checked against a decoy of its tests (``decoy``), unless the run said off."""
+        return Decoys(self.settings.cache / "decoys") if self.settings.decoy else None
+
+    @functools.cached_property
+    def store(self) -> ResultStore:
+        """Verdicts by content; the options that change a verdict are part of every key."""
+        settings = self.settings
+        context = {"test_timeout": settings.test_timeout, "sample_timeout": settings.sample_timeout,
+                   "limits": dataclasses.asdict(settings.limits), "sandbox": settings.sandbox,
+                   "fail_fast": settings.fail_fast, "decoy": settings.decoy}
+        return ResultStore(settings.cache / "results", context, fresh=settings.fresh, run=self.run)
+
+    def environment(self, problem: Problem) -> ProjectEnv:
+        with self._environment_lock:  # debugging rounds judge in threads: one builds, the others wait
+            return self.environments.get(problem.project)
