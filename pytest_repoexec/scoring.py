@@ -30,16 +30,17 @@ from .collection import ProblemFile, ProblemLoader
 from .debugging import DebugPhase
 from .environment import EnvironmentBuildError, Environments, ProjectEnv, default_cache_dir
 from .decoy import Decoys
-from .evaluation import REFERENCE, Evaluation, evaluate
+from .evaluation import REFERENCE, Evaluation, evaluate, without_running
 from .executor import ProblemLayoutError, SubprocessExecutor
 from .failure import SampleFailed, describe_failure
 from .generation import GenerationError, Generator, GeneratorRegistry
 from .problem import PROBLEM_MANIFEST, ManifestError, Problem
 from .report import ResultsCollector
+from .scheduling import ProblemScheduling
 from .selection import Unread, collect_on_controller
 from .settings import Settings, make_executor
 from .shard import ShardSelection
-from .store import ResultStore
+from .store import ProblemTimes, ResultStore
 
 
 class ScoringSession:
@@ -63,8 +64,12 @@ class ScoringSession:
         self.counts: dict[str, int] = {}  # samples of each collected problem, by id
         self.completions: dict[str, list[str]] | None = None  # of the selected problems, once generated
         self.selected: dict[str, Problem] = {}
+        self.scopes: dict[str, str] = {}  # on the controller: each selected problem's id, by its manifest's node id
         self.quiet = False  # while the controller collects only to learn the selection
         self.session: pytest.Session | None = None
+        self.distributing = False  # on the controller: xdist hands the samples to workers
+        self.read: dict[str, Evaluation] = {}  # on the controller: verdicts it reads itself, by node id
+        self.samples: list[SampleItem] = []  # on the controller: the selected samples
         self._environment_lock = threading.Lock()
         self._timeouts: dict[str, dict[str, float] | None] = {}  # relative test timeouts, by problem id
         if handed is not None:  # an xdist worker: the controller counted and generated
@@ -73,6 +78,8 @@ class ScoringSession:
             self.run = str(handed.get(transport.RUN, ""))
         else:
             self.run = uuid.uuid4().hex
+        self.controller_reads = bool(handed is not None and handed.get(transport.READ))  # a worker that collects none
+        self.worker_collected = 0  # on the controller: the items the workers collected
         shard = ShardSelection(settings.shard) if settings.shard else None  # deselects on every process alike
         if shard is not None:
             config.pluginmanager.register(shard, "repoexec-shard")
@@ -97,8 +104,11 @@ class ScoringSession:
             config.pluginmanager.register(DebugPhase(self.settings, self.generator, self), "repoexec-debugging")
 
     def pytest_ignore_collect(self, collection_path: Path, config: pytest.Config) -> bool | None:
-        """While the controller learns the selection it reads problem manifests and nothing else."""
+        """While the controller learns the selection it reads problem manifests and nothing else; a worker whose
+        controller reads every sample itself reads none."""
         if self.quiet and collection_path.is_file() and collection_path.name != PROBLEM_MANIFEST:
+            return True
+        if self.controller_reads and collection_path.name == PROBLEM_MANIFEST:
             return True
         return None
 
@@ -135,7 +145,9 @@ class ScoringSession:
             if self.host is not None:
                 self._prepare_host(session)
             return
-        self.selected = {item.problem.id: item.problem for item in session.items if isinstance(item, SampleItem)}
+        self.samples = samples = [item for item in session.items if isinstance(item, SampleItem)]
+        self.selected = {item.problem.id: item.problem for item in samples}
+        self.scopes = {item.parent.nodeid: item.problem.id for item in samples if item.parent is not None}
         if self.selected and self.local_workers:
             self.executor  # noqa: B018 (made now: a sandbox that cannot run stops the run before generation)
             self.environments.prepare([problem.project for problem in self.selected.values()], self.settings.workers,
@@ -143,6 +155,7 @@ class ScoringSession:
         if self.hosts:
             self.digests = remote.files_digest(self.selected.values())
         self.completions = self._generate(list(self.selected.values())) if self.selected else {}
+        self.read = self._read_on_controller(samples)
 
     def _prepare_host(self, session: pytest.Session) -> None:
         """A worker on another host, before its first sample: refuse the problems whose files are not the
@@ -169,6 +182,30 @@ class ScoringSession:
         """On another host's worker: a problem it refused, or a host that can run nothing, fails the sample."""
         if self.host_error or problem.id in self.refused:
             pytest.fail(self.host_error or self.refused[problem.id], pytrace=False)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> ProblemScheduling | None:
+        """xdist's loadscope (the run's default, see ``plugin``) with the problems ordered by what their samples
+        took when last run, and no worker left idle at the end (``scheduling``)."""
+        if config.getvalue("dist") != "loadscope":
+            return None
+        times = self.times.read()
+        return ProblemScheduling(config, log, {scope: times[problem] for scope, problem in self.scopes.items()
+                                               if problem in times})
+
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        """On the controller: what each problem's samples took, for the order of later runs."""
+        collector = self.config.pluginmanager.get_plugin("repoexec-results")
+        if collector is None or session.config.option.collectonly:
+            return
+        spent: dict[str, list[float]] = {}
+        for result in collector.results.values():
+            spent.setdefault(result.problem, []).append(result.duration + result.phases.get("decoy", 0.0))
+        self.times.record({problem: sum(seconds) / len(seconds) for problem, seconds in spent.items()})
+
+    @functools.cached_property
+    def times(self) -> ProblemTimes:
+        return ProblemTimes(self.settings.cache / "results")
 
     @functools.cached_property
     def executor(self) -> SubprocessExecutor:
@@ -199,6 +236,7 @@ class ScoringSession:
         which workers run on other hosts (each gets the problems' digests; their errors are summed up by host)."""
         assert self.session is not None
         self.hosts = [name for name in map(remote.host_name, specs) if name]
+        self.distributing = True
         self.local_workers = len(self.hosts) < len(specs)
         remote.check_paths(config, specs)
         if self.hosts:
@@ -209,11 +247,32 @@ class ScoringSession:
         finally:
             self.quiet = False
 
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtestloop(self, session: pytest.Session):
+        """The samples whose verdicts the controller read (``_read_on_controller``) are reported here, one by
+        one as pytest runs any item, while the workers (which collect none of them) start and stop."""
+        items = [item for item in self.samples if item.nodeid in self.read]
+        session.testscollected += len(items)
+        for item, after in zip(items, [*items[1:], None]):
+            item.config.hook.pytest_runtest_protocol(item=item, nextitem=after)
+            if session.shouldfail or session.shouldstop:
+                break
+        try:
+            return (yield)
+        finally:
+            if self.distributing:  # xdist counts its workers' items only
+                session.testscollected = self.worker_collected + len(items)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
+        self.worker_collected = len(ids)
+
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node: Any) -> None:
         node.workerinput[transport.COUNTS] = self.counts
         node.workerinput[transport.COMPLETIONS] = self.completions or {}
         node.workerinput[transport.RUN] = self.run
+        node.workerinput[transport.READ] = bool(self.read)
         node.workerinput[transport.HOST] = host = remote.host_name(node.gateway.spec)
         if host is not None:
             node.workerinput[transport.DIGESTS] = self.digests
@@ -236,23 +295,48 @@ class ScoringSession:
         """A generator's oracle (see ``hookspecs``): the items' own judge."""
         return self.judge(problem, sample, completion)
 
-    def relative_timeouts(self, problem: Problem) -> dict[str, float] | None:
+    def relative_timeouts(self, problem: Problem, run: bool = True) -> dict[str, float] | None:
         """Each test's own limit, as EvalPlus sets them: the reference's time on it times
         --repoexec-timeout-factor, at least --repoexec-min-timeout, never above the run's limit. The reference
         runs once for its times (its verdict is kept in the store, and is also the reference sample's); a test
-        it did not pass keeps the run's limit. None: no relative timeouts."""
+        it did not pass keeps the run's limit. None: no relative timeouts. ``run=False``: only from a verdict
+        the store holds (``NotStored`` where it holds none)."""
         settings = self.settings
         if not settings.timeout_factor:
             return None
         if problem.id not in self._timeouts:
-            reference = evaluate(problem, REFERENCE, problem.reference, self.environment(problem), self.executor,
-                                 self.store, settings.fail_fast, decoys=self.decoys)
+            judged = (problem, REFERENCE, problem.reference, self.environment(problem), self.executor, self.store,
+                      settings.fail_fast)
+            reference = evaluate(*judged, decoys=self.decoys) if run else without_running(*judged)
+            if reference is None:
+                raise NotStored(problem.id)
             cap = problem.timeout or settings.test_timeout
             self._timeouts[problem.id] = {
                 name: round(min(cap, max(settings.min_timeout, settings.timeout_factor * seconds)), 3)
                 for name, seconds in (reference.durations or {}).items()
             } if reference.result.passed and reference.durations else None
         return self._timeouts[problem.id]
+
+    def _read_on_controller(self, samples: list[SampleItem]) -> dict[str, Evaluation]:
+        """Under xdist, every selected sample's verdict by node id where none needs running (a rerun: all in the
+        result store), else none: a verdict only read costs the controller less than handing it to a worker
+        and its report back. The first sample that must run stops the reading."""
+        if self.settings.fresh or self.hosts or not self.distributing:
+            return {}
+        assert self.completions is not None
+        read = {}
+        for item in samples:
+            problem, completion = item.problem, self.completions[item.problem.id][item.sample]
+            try:
+                limits = None if completion == problem.reference else self.relative_timeouts(problem, run=False)
+            except NotStored:
+                return {}
+            evaluation = without_running(problem, item.sample, completion, self.environment(problem), self.executor,
+                                         self.store, self.settings.fail_fast, limits)
+            if evaluation is None:
+                return {}
+            read[item.nodeid] = evaluation
+        return read
 
     @functools.cached_property
     def decoys(self) -> Decoys | None:
@@ -271,6 +355,10 @@ class ScoringSession:
     def environment(self, problem: Problem) -> ProjectEnv:
         with self._environment_lock:  # debugging rounds judge in threads: one builds, the others wait
             return self.environments.get(problem.project)
+
+
+class NotStored(LookupError):
+    """A problem's reference has no verdict in the store: its samples' time limits need it run."""
 
 
 class SampleItem(pytest.Item):
@@ -295,7 +383,8 @@ class SampleItem(pytest.Item):
         if self.problem.id not in completions:
             raise ManifestError(self.problem.manifest, "(completions)",
                                 f"no completions were handed over for {self.problem.id}")
-        evaluation = self.scoring.judge(self.problem, self.sample, completions[self.problem.id][self.sample])
+        evaluation = self.scoring.read.pop(self.nodeid, None) or \
+            self.scoring.judge(self.problem, self.sample, completions[self.problem.id][self.sample])
         self.user_properties.append((transport.SAMPLE_RESULT, evaluation.result.to_dict()))
         if not evaluation.result.passed:
             raise SampleFailed(self.problem, evaluation)
