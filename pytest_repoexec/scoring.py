@@ -78,8 +78,7 @@ class ScoringSession:
             self.run = str(handed.get(transport.RUN, ""))
         else:
             self.run = uuid.uuid4().hex
-        self.controller_reads = bool(handed is not None and handed.get(transport.READ))  # a worker that collects none
-        self.worker_collected = 0  # on the controller: the items the workers collected
+        self.unread = False  # on the controller: a test module was left to the workers to collect
         shard = ShardSelection(settings.shard) if settings.shard else None  # deselects on every process alike
         if shard is not None:
             config.pluginmanager.register(shard, "repoexec-shard")
@@ -104,16 +103,16 @@ class ScoringSession:
             config.pluginmanager.register(DebugPhase(self.settings, self.generator, self), "repoexec-debugging")
 
     def pytest_ignore_collect(self, collection_path: Path, config: pytest.Config) -> bool | None:
-        """While the controller learns the selection it reads problem manifests and nothing else; a worker whose
-        controller reads every sample itself reads none."""
+        """While the controller learns the selection it reads problem manifests and nothing else."""
         if self.quiet and collection_path.is_file() and collection_path.name != PROBLEM_MANIFEST:
-            return True
-        if self.controller_reads and collection_path.name == PROBLEM_MANIFEST:
             return True
         return None
 
     def pytest_pycollect_makemodule(self, module_path: Path, parent: pytest.Collector) -> pytest.File | None:
-        return Unread.from_parent(parent, path=module_path) if self.quiet else None
+        if not self.quiet:
+            return None
+        self.unread = True
+        return Unread.from_parent(parent, path=module_path)
 
     def pytest_collect_file(self, file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
         if file_path.name != PROBLEM_MANIFEST:
@@ -155,7 +154,7 @@ class ScoringSession:
         if self.hosts:
             self.digests = remote.files_digest(self.selected.values())
         self.completions = self._generate(list(self.selected.values())) if self.selected else {}
-        self.read = self._read_on_controller(samples)
+        self.read = self._read_on_controller(session, samples)
 
     def _prepare_host(self, session: pytest.Session) -> None:
         """A worker on another host, before its first sample: refuse the problems whose files are not the
@@ -246,33 +245,28 @@ class ScoringSession:
             collect_on_controller(self.session)
         finally:
             self.quiet = False
+        if self.read:  # the controller reports every item itself: no worker (xdist starts the specs left in this list)
+            specs.clear()
 
-    @pytest.hookimpl(wrapper=True)
-    def pytest_runtestloop(self, session: pytest.Session):
-        """The samples whose verdicts the controller read (``_read_on_controller``) are reported here, one by
-        one as pytest runs any item, while the workers (which collect none of them) start and stop."""
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtestloop(self, session: pytest.Session) -> bool | None:
+        """Under xdist, a run whose every verdict the controller read (``_read_on_controller``) is reported here,
+        item by item, in place of xdist's loop (it started no worker)."""
+        if not self.read:
+            return None
         items = [item for item in self.samples if item.nodeid in self.read]
-        session.testscollected += len(items)
-        for item, after in zip(items, [*items[1:], None]):
-            item.config.hook.pytest_runtest_protocol(item=item, nextitem=after)
+        session.testscollected = len(items)
+        for item in items:
+            _report_read(item, self.read[item.nodeid])
             if session.shouldfail or session.shouldstop:
                 break
-        try:
-            return (yield)
-        finally:
-            if self.distributing:  # xdist counts its workers' items only
-                session.testscollected = self.worker_collected + len(items)
-
-    @pytest.hookimpl(optionalhook=True)
-    def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
-        self.worker_collected = len(ids)
+        return True
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node: Any) -> None:
         node.workerinput[transport.COUNTS] = self.counts
         node.workerinput[transport.COMPLETIONS] = self.completions or {}
         node.workerinput[transport.RUN] = self.run
-        node.workerinput[transport.READ] = bool(self.read)
         node.workerinput[transport.HOST] = host = remote.host_name(node.gateway.spec)
         if host is not None:
             node.workerinput[transport.DIGESTS] = self.digests
@@ -317,11 +311,13 @@ class ScoringSession:
             } if reference.result.passed and reference.durations else None
         return self._timeouts[problem.id]
 
-    def _read_on_controller(self, samples: list[SampleItem]) -> dict[str, Evaluation]:
+    def _read_on_controller(self, session: pytest.Session, samples: list[SampleItem]) -> dict[str, Evaluation]:
         """Under xdist, every selected sample's verdict by node id where none needs running (a rerun: all in the
-        result store), else none: a verdict only read costs the controller less than handing it to a worker
-        and its report back. The first sample that must run stops the reading."""
-        if self.settings.fresh or self.hosts or not self.distributing:
+        result store) and the run holds nothing else, else none: then no worker is started, which costs more
+        than reading them all (and handing each verdict to a worker and its report back costs more than reading
+        it). The first sample that must run stops the reading."""
+        if self.settings.fresh or self.hosts or not self.distributing or self.unread or \
+                len(samples) != len(session.items):
             return {}
         assert self.completions is not None
         read = {}
@@ -357,6 +353,28 @@ class ScoringSession:
             return self.environments.get(problem.project)
 
 
+def _report_read(item: SampleItem, evaluation: Evaluation) -> None:
+    """A verdict the controller read is reported as xdist reports a worker's: a report made elsewhere (here, from
+    the store's verdict), logged. It is the call's report the item would have made, with a known failure's xfail
+    as pytest's skipping plugin makes it; no hook of the item's runs (nothing of it runs), and there is no set-up
+    or teardown report (pytest's failure sections scan every passed one for each failure: most of a rerun where
+    thousands of samples fail)."""
+    result, config = evaluation.result, item.config
+    item.user_properties.append((transport.SAMPLE_RESULT, result.to_dict()))
+    longrepr = None if result.passed else describe_failure(SampleFailed(item.problem, evaluation), config)
+    report = pytest.TestReport(item.nodeid, item.location, {name: 1 for name in item.keywords},
+                               "passed" if result.passed else "failed", longrepr, "call",
+                               user_properties=list(item.user_properties))
+    known = item.get_closest_marker("xfail")  # a known failure's (``collection``): never strict, any exception
+    if known is not None and not config.option.runxfail:
+        report.wasxfail = known.kwargs.get("reason", "")  # type: ignore[attr-defined]
+        report.outcome = "passed" if result.passed else "skipped"
+    hook = item.ihook
+    hook.pytest_runtest_logstart(nodeid=item.nodeid, location=item.location)
+    hook.pytest_runtest_logreport(report=report)
+    hook.pytest_runtest_logfinish(nodeid=item.nodeid, location=item.location)
+
+
 class NotStored(LookupError):
     """A problem's reference has no verdict in the store: its samples' time limits need it run."""
 
@@ -383,8 +401,7 @@ class SampleItem(pytest.Item):
         if self.problem.id not in completions:
             raise ManifestError(self.problem.manifest, "(completions)",
                                 f"no completions were handed over for {self.problem.id}")
-        evaluation = self.scoring.read.pop(self.nodeid, None) or \
-            self.scoring.judge(self.problem, self.sample, completions[self.problem.id][self.sample])
+        evaluation = self.scoring.judge(self.problem, self.sample, completions[self.problem.id][self.sample])
         self.user_properties.append((transport.SAMPLE_RESULT, evaluation.result.to_dict()))
         if not evaluation.result.passed:
             raise SampleFailed(self.problem, evaluation)

@@ -22,7 +22,6 @@ COUNTS = "repoexec_counts"  # workerinput: problem id -> number of samples (ever
 COMPLETIONS = "repoexec_completions"  # workerinput: problem id -> completions (the selected problems)
 RUN = "repoexec_run"  # workerinput: the run's name in the result store's entries
 HOST = "repoexec_host"  # workerinput: the worker's host as the controller names it; None on the controller's host
-READ = "repoexec_read"  # workerinput: the controller reads every sample's verdict itself: collect none
 DIGESTS = "repoexec_digests"  # workerinput: each selected problem's files as the controller has them (``remote``)
 
 SAMPLE = "repoexec-sample"  # on every sample item's reports: tells them from other tests' reports
