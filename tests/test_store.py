@@ -133,6 +133,20 @@ def test_under_xdist_a_rerun_is_read_on_the_controller(pytester, mini, cache):
     assert len(seen) == 4 and all(worker for worker, _ in seen), seen
     assert mixed["store"] == {"read": 3, "copies": 0, "evaluated": 1, "replaced": 0}
 
+
+def test_a_known_failure_read_on_the_controller_is_reported_as_its_worker_reported_it(pytester, mini, cache):
+    manifest = mini / "swap" / "problem.toml"
+    manifest.write_text(manifest.read_text().replace("number = 2\n", 'number = 2\nknown_failure = "needs /package"\n'))
+    replay = write_replay(pytester.path / "r.jsonl", {"mini/scaled": [WRONG],
+                                                      "mini/swap": [SWAP_OK, "def swap(pair):\n    return pair\n"]})
+    first_result, first = run(pytester, mini, cache, replay, "-n", "2", "-rxX")
+    first_result.assert_outcomes(failed=1, xfailed=1, xpassed=1)
+    again_result, again = run(pytester, mini, cache, replay, "-n", "2", "-rxX")
+    again_result.assert_outcomes(failed=1, xfailed=1, xpassed=1)
+    assert again["store"]["read"] == 3 and again["metrics"] == first["metrics"]
+    assert [line for line in again_result.stdout.lines if line.startswith(("XFAIL", "XPASS"))] == [
+        line for line in first_result.stdout.lines if line.startswith(("XFAIL", "XPASS"))]
+
 def test_relative_timeouts_cost_one_reference_run_a_problem(pytester, mini, cache):
     replay = write_replay(pytester.path / "r.jsonl", {"mini/scaled": [WRONG, WRONG.replace("SCALE", "SCALE + 1")],
                                                             "mini/swap": [SWAP_OK]})
