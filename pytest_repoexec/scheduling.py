@@ -19,19 +19,20 @@ from typing import Any
 import pytest
 from xdist.scheduler import LoadScopeScheduling
 
-DEFAULT_SECONDS = 1.0  # a sample's expected time where no problem of the run has a recorded one
-STEAL_WORTH = 0.5  # seconds of samples below which taking them from another worker does not pay (a zygote's start)
+DEFAULT_SECONDS = 1.0  # a sample's expected time, and its zygotes' start, where no problem of the run has one
 
 
 class ProblemScheduling(LoadScopeScheduling):
     """``loadscope`` with its units (problems) ordered by expected cost and work taken from a busy worker at the
-    end. ``seconds``: the expected seconds of one sample, by scope (a problem manifest's node id)."""
+    end. ``times``: by scope (a problem manifest's node id), the expected seconds of one of its samples and of
+    starting its zygotes (``store.ProblemTimes``)."""
 
-    def __init__(self, config: pytest.Config, log: Any = None, seconds: Mapping[str, float] = {}) -> None:
+    def __init__(self, config: pytest.Config, log: Any = None, times: Mapping[str, Mapping[str, float]] = {}) -> None:
         super().__init__(config, log)
-        known = [value for value in seconds.values() if value > 0]
-        self.seconds = dict(seconds)
-        self.default = sum(known) / len(known) if known else DEFAULT_SECONDS
+        self.seconds = {scope: known["sample"] for scope, known in times.items() if known.get("sample", 0) > 0}
+        self.starts = {scope: known["start"] for scope, known in times.items() if "start" in known}
+        self.default = _mean(self.seconds.values(), DEFAULT_SECONDS)
+        self.default_start = _mean(self.starts.values(), DEFAULT_SECONDS)
         self.index: dict[str, int] = {}  # node id -> its place in the collection (the same on every worker)
         self.stealing: dict[Any, Any] = {}  # victim node -> the node waiting for what is taken from it
 
@@ -89,18 +90,23 @@ class ProblemScheduling(LoadScopeScheduling):
         victim.send_steal([self._place(nodeid) for nodeid in taken])
 
     def _victim(self, thief: Any) -> tuple[Any, list[str]]:
-        """The node with the costliest samples still queued (not the one it runs, nor the next it holds), and
-        the later half of them; (None, []) where taking them would not pay."""
-        best, taken, most = None, [], STEAL_WORTH
+        """The node whose queued samples (not the one it runs, nor the next it holds) gain most from being shared,
+        and the ones to take: of the n queued samples of its last problem, t seconds each, the later
+        k = (n t - s) / 2t, s being what that problem's zygotes cost to start (the thief pays it), so that the two
+        end together; (None, []) where no k is 1 or more."""
+        best, taken, gain = None, [], 0.0
         for node, units in self.assigned_work.items():
             if node is thief or node in self.stealing:
                 continue
-            pending = [(scope, nodeid) for scope, unit in units.items() for nodeid, done in unit.items() if not done]
-            queued = pending[2:]
-            later = queued[len(queued) - len(queued) // 2:] if len(queued) > 1 else []
-            cost = sum(self._cost(scope, 1) for scope, _ in later)
-            if later and cost >= most:
-                best, taken, most = node, [nodeid for _, nodeid in later], cost
+            queued = [(scope, nodeid) for scope, unit in units.items() for nodeid, done in unit.items() if not done][2:]
+            if not queued:
+                continue
+            scope = queued[-1][0]
+            same = [nodeid for owner, nodeid in queued if owner == scope]
+            each, start = self.seconds.get(scope, self.default), self.starts.get(scope, self.default_start)
+            count = int((len(same) * each - start) / (2 * each)) if each > 0 else 0
+            if count >= 1 and count * each > gain:
+                best, taken, gain = node, same[len(same) - count:], count * each
         return best, taken
 
     def remove_pending_tests_from_node(self, node: Any, indices: Sequence[int]) -> None:
@@ -141,3 +147,7 @@ class ProblemScheduling(LoadScopeScheduling):
             self._reschedule(thief)
         return crashed
 
+
+def _mean(values: Any, default: float) -> float:
+    known = list(values)
+    return sum(known) / len(known) if known else default

@@ -193,14 +193,17 @@ class ScoringSession:
                                                if problem in times})
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
-        """On the controller: what each problem's samples took, for the order of later runs."""
+        """On the controller: what each problem's samples took, and its zygotes to start, for later runs' order."""
         collector = self.config.pluginmanager.get_plugin("repoexec-results")
         if collector is None or session.config.option.collectonly:
             return
         spent: dict[str, list[float]] = {}
+        starts: dict[str, float] = {}
         for result in collector.results.values():
             spent.setdefault(result.problem, []).append(result.duration + result.phases.get("decoy", 0.0))
-        self.times.record({problem: sum(seconds) / len(seconds) for problem, seconds in spent.items()})
+            starts[result.problem] = max(starts.get(result.problem, 0.0), result.phases.get("warm start", 0.0))
+        self.times.record({problem: {"sample": sum(seconds) / len(seconds), "start": starts[problem]}
+                           for problem, seconds in spent.items()})
 
     @functools.cached_property
     def times(self) -> ProblemTimes:

@@ -159,30 +159,35 @@ class ResultStore:
 
 
 class ProblemTimes:
-    """What a sample of each problem took when it was run (its tests and its decoy check), by problem id: what
-    the scheduler (``scheduling``) expects of the problem in a later run. One small file beside the entries,
-    merged by the controller at the end of each run; an estimate, so a problem changed since keeps its time."""
+    """What a sample of each problem took when it was run (its tests and its decoy check) and what starting its
+    zygotes took, by problem id: what the scheduler (``scheduling``) expects of the problem in a later run. One
+    small file beside the entries, merged by the controller at the end of each run; an estimate, so a problem
+    changed since keeps its times."""
 
     def __init__(self, folder: Path) -> None:
         self.path = folder / "times.json"
 
-    def read(self) -> dict[str, float]:
+    def read(self) -> dict[str, dict[str, float]]:
+        """{problem id: {"sample": seconds, "start": seconds}}; what does not read is left out."""
         try:
             data = json.loads(self.path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return {}
         if not isinstance(data, dict):
             return {}
-        return {str(name): float(value) for name, value in data.items()
-                if isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0}
+        return {str(name): {kind: float(value) for kind, value in times.items()
+                            if kind in ("sample", "start") and isinstance(value, (int, float))
+                            and not isinstance(value, bool) and value >= 0}
+                for name, times in data.items() if isinstance(times, dict)}
 
-    def record(self, seconds: Mapping[str, float]) -> None:
-        """Each problem's time this run, in place of its earlier one."""
-        if not seconds:
+    def record(self, times: Mapping[str, Mapping[str, float]]) -> None:
+        """Each problem's times this run, in place of its earlier ones."""
+        if not times:
             return
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with FileLock(str(self.path) + ".lock"):
-            merged = self.read() | {name: round(value, 4) for name, value in seconds.items()}
+            merged = self.read() | {name: {kind: round(value, 4) for kind, value in known.items()}
+                                    for name, known in times.items()}
             partial = self.path.with_name(f"{self.path.name}.{os.getpid()}.partial")
             partial.write_text(json.dumps(merged, sort_keys=True), encoding="utf-8")
             os.replace(partial, self.path)

@@ -55,10 +55,10 @@ def test_a_worker_out_of_problems_takes_the_later_samples_of_a_busy_one(run_repo
 def test_times_are_recorded_per_problem_and_merged(tmp_path):
     times = ProblemTimes(tmp_path)
     assert times.read() == {}
-    times.record({"a/one": 0.5, "a/two": 2.0})
-    times.record({"a/two": 1.0})
-    assert times.read() == {"a/one": 0.5, "a/two": 1.0}
-    (tmp_path / "times.json").write_text(json.dumps({"a/one": "slow", "a/two": 3}))  # a value of another kind
-    assert times.read() == {"a/two": 3.0}
+    times.record({"a/one": {"sample": 0.5, "start": 0.25}, "a/two": {"sample": 2.0, "start": 1.0}})
+    times.record({"a/two": {"sample": 1.0, "start": 0.5}})
+    assert times.read() == {"a/one": {"sample": 0.5, "start": 0.25}, "a/two": {"sample": 1.0, "start": 0.5}}
+    (tmp_path / "times.json").write_text(json.dumps({"a/one": "slow", "a/two": {"sample": 3, "start": True}}))
+    assert times.read() == {"a/two": {"sample": 3.0}}  # what is not a number of seconds is left out
     (tmp_path / "times.json").write_text("{cut off")
     assert times.read() == {}
