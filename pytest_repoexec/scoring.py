@@ -261,8 +261,10 @@ class ScoringSession:
         session.testscollected = len(items)
         for item in items:
             _report_read(item, self.read[item.nodeid])
-            if session.shouldfail or session.shouldstop:
-                break
+            if session.shouldfail:  # as pytest's own loop stops (-x, --maxfail)
+                raise session.Failed(session.shouldfail)
+            if session.shouldstop:
+                raise session.Interrupted(session.shouldstop)
         return True
 
     @pytest.hookimpl(optionalhook=True)

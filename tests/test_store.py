@@ -124,6 +124,9 @@ def test_under_xdist_a_rerun_is_read_on_the_controller(pytester, mini, cache):
     assert [(s["passed"], s["error_type"], s["tests_passed"], s["shapes"]) for s in again["samples"]] == [
         (s["passed"], s["error_type"], s["tests_passed"], s["shapes"]) for s in first["samples"]]
     again_result.stdout.fnmatch_lines(["*1 failed, 2 passed*"])
+    stopped_result, _ = run(pytester, mini, cache, replay, *options, "-x")  # stops as pytest's own loop does
+    stopped_result.assert_outcomes(passed=1, failed=1)
+    stopped_result.stdout.fnmatch_lines(["*stopping after 1 failures*"])
 
     more = write_replay(pytester.path / "more.jsonl", {"mini/scaled": [SCALED_REFERENCE, WRONG],
                                                         "mini/swap": [SWAP_OK, "def swap(pair):\n    return pair\n"]})
