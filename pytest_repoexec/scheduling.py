@@ -13,7 +13,7 @@ that problem's zygotes are then made on two workers, which costs less than a wor
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 import pytest
@@ -24,11 +24,14 @@ DEFAULT_SECONDS = 1.0  # a sample's expected time, and its zygotes' start, where
 
 class ProblemScheduling(LoadScopeScheduling):
     """``loadscope`` with its units (problems) ordered by expected cost and work taken from a busy worker at the
-    end. ``times``: by scope (a problem manifest's node id), the expected seconds of one of its samples and of
-    starting its zygotes (``store.ProblemTimes``)."""
+    end. ``problems``: the scopes that are problems (a manifest's node id), the only ones split (another test
+    module's tests stay together, as loadscope keeps them); ``times``: by problem scope, the expected seconds of
+    one of its samples and of starting its zygotes (``store.ProblemTimes``)."""
 
-    def __init__(self, config: pytest.Config, log: Any = None, times: Mapping[str, Mapping[str, float]] = {}) -> None:
+    def __init__(self, config: pytest.Config, log: Any = None, problems: Collection[str] = (),
+                 times: Mapping[str, Mapping[str, float]] = {}) -> None:
         super().__init__(config, log)
+        self.problems = set(problems)
         self.seconds = {scope: known["sample"] for scope, known in times.items() if known.get("sample", 0) > 0}
         self.starts = {scope: known["start"] for scope, known in times.items() if "start" in known}
         self.default = _mean(self.seconds.values(), DEFAULT_SECONDS)
@@ -102,6 +105,8 @@ class ProblemScheduling(LoadScopeScheduling):
             if not queued:
                 continue
             scope = queued[-1][0]
+            if scope not in self.problems:
+                continue
             same = [nodeid for owner, nodeid in queued if owner == scope]
             each, start = self.seconds.get(scope, self.default), self.starts.get(scope, self.default_start)
             count = int((len(same) * each - start) / (2 * each)) if each > 0 else 0

@@ -186,11 +186,11 @@ class ScoringSession:
     def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> ProblemScheduling | None:
         """xdist's loadscope (the run's default, see ``plugin``) with the problems ordered by what their samples
         took when last run, and no worker left idle at the end (``scheduling``)."""
-        if config.getvalue("dist") != "loadscope":
+        if config.getvalue("dist") != "loadscope" or not self.scopes:
             return None
         times = self.times.read()
-        return ProblemScheduling(config, log, {scope: times[problem] for scope, problem in self.scopes.items()
-                                               if problem in times})
+        return ProblemScheduling(config, log, self.scopes, {scope: times[problem] for scope, problem in
+                                                            self.scopes.items() if problem in times})
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         """On the controller: what each problem's samples took, and its zygotes to start, for later runs' order."""

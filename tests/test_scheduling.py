@@ -62,3 +62,17 @@ def test_times_are_recorded_per_problem_and_merged(tmp_path):
     assert times.read() == {"a/two": {"sample": 3.0}}  # what is not a number of seconds is left out
     (tmp_path / "times.json").write_text("{cut off")
     assert times.read() == {}
+
+
+def test_a_plain_test_modules_tests_stay_on_one_worker(run_repoexec, pytester):
+    """Only problems are split between workers: a test module beside them keeps loadscope's promise."""
+    mini = write_mini_project(pytester.path, "plain")
+    replay = write_replay(pytester.path / "plain.jsonl", {"plain/scaled": [SCALED_REFERENCE]})
+    module = pytester.path / "test_slow.py"
+    module.write_text("import time\nimport pytest\n\n\n@pytest.mark.parametrize('index', range(6))\n"
+                      "def test_slow(index):\n    time.sleep(0.3)\n")
+    result, _ = run_repoexec(str(mini / "scaled"), str(module), f"--repoexec-model=replay:{replay}", "-n", "2",
+                             "--repoexec-n=1", *QUICK, subprocess=True)
+    result.assert_outcomes(passed=7)
+    workers = set(re.findall(r"\[(gw\d+)\][^\n]*? PASSED \S*test_slow\.py::test_slow", result.stdout.str()))
+    assert len(workers) == 1, result.stdout.str()
