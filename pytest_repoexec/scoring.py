@@ -362,8 +362,8 @@ def _report_read(item: SampleItem, evaluation: Evaluation) -> None:
     """A verdict the controller read is reported as xdist reports a worker's: a report made elsewhere (here, from
     the store's verdict), logged. It is the call's report the item would have made, with a known failure's xfail
     as pytest's skipping plugin makes it; no hook of the item's runs (nothing of it runs), and there is no set-up
-    or teardown report (pytest's failure sections scan every passed one for each failure: most of a rerun where
-    thousands of samples fail)."""
+    or teardown report (pytest's failure sections scan every passed one for each failure: a cost that grows with
+    the square of the run)."""
     result, config = evaluation.result, item.config
     item.user_properties.append((transport.SAMPLE_RESULT, result.to_dict()))
     longrepr = None if result.passed else describe_failure(SampleFailed(item.problem, evaluation), config)
