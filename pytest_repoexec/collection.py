@@ -58,8 +58,10 @@ class ProblemFile(pytest.File):
             if self.quiet:  # a collection made only to learn the selection: the real one reports the error
                 return
             raise
+        grouped = self.config.getoption("dist", "no") == "loadgroup"  # xdist reads the mark only then
         for item in self.make_items(self, problem):
-            item.add_marker(pytest.mark.xdist_group(name=problem.project.name))
+            if grouped:
+                item.add_marker(pytest.mark.xdist_group(name=problem.project.name))
             if problem.known_failure:
                 item.add_marker(pytest.mark.xfail(reason=f"known failure: {problem.known_failure}", strict=False))
             yield item

@@ -10,7 +10,7 @@ import threading
 
 from .decoy import Decoys
 from .environment import Environments, ProjectEnv
-from .evaluation import REFERENCE, Evaluation, evaluate
+from .evaluation import REFERENCE, Evaluation, evaluate, without_running
 from .executor import SubprocessExecutor
 from .problem import Problem
 from .settings import Settings, make_executor
@@ -41,17 +41,31 @@ class Engine:
         return evaluate(problem, sample, completion, self.environment(problem), self.executor, self.store,
                         self.settings.fail_fast, limits, self.decoys)
 
-    def relative_timeouts(self, problem: Problem) -> dict[str, float] | None:
+    def stored(self, problem: Problem, sample: int, completion: str) -> Evaluation | None:
+        """The sample's verdict where the result store holds it (and its limits' reference's), else None:
+        nothing is run."""
+        try:
+            limits = None if completion == problem.reference else self.relative_timeouts(problem, run=False)
+        except NotStored:
+            return None
+        return without_running(problem, sample, completion, self.environment(problem), self.executor, self.store,
+                               self.settings.fail_fast, limits)
+
+    def relative_timeouts(self, problem: Problem, run: bool = True) -> dict[str, float] | None:
         """Each test's own limit, as EvalPlus sets them: the reference's time on it times
         --repoexec-timeout-factor, at least --repoexec-min-timeout, never above the run's limit. The reference
         runs once for its times (its verdict is kept in the store, and is also the reference sample's); a test
-        it did not pass keeps the run's limit. None: no relative timeouts."""
+        it did not pass keeps the run's limit. None: no relative timeouts. ``run=False``: only from a verdict
+        the store holds (``NotStored`` where it holds none)."""
         settings = self.settings
         if not settings.timeout_factor:
             return None
         if problem.id not in self._timeouts:
-            reference = evaluate(problem, REFERENCE, problem.reference, self.environment(problem), self.executor,
-                                 self.store, settings.fail_fast, decoys=self.decoys)
+            judged = (problem, REFERENCE, problem.reference, self.environment(problem), self.executor, self.store,
+                      settings.fail_fast)
+            reference = evaluate(*judged, decoys=self.decoys) if run else without_running(*judged)
+            if reference is None:
+                raise NotStored(problem.id)
             cap = problem.timeout or settings.test_timeout
             self._timeouts[problem.id] = {
                 name: round(min(cap, max(settings.min_timeout, settings.timeout_factor * seconds)), 3)
@@ -76,3 +90,7 @@ class Engine:
     def environment(self, problem: Problem) -> ProjectEnv:
         with self._environment_lock:  # debugging rounds judge in threads: one builds, the others wait
             return self.environments.get(problem.project)
+
+
+class NotStored(LookupError):
+    """A problem's reference has no verdict in the store: its samples' time limits need it run."""

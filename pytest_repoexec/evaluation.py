@@ -47,11 +47,9 @@ def evaluate(
     """The sample's verdict: from the result store where the same module was judged before, else run (up to
     its first failing test with ``fail_fast``: enough for pass@k, not for TR; each test within its own limit
     from ``test_timeouts`` where it has one); a pass then stands only if the sample fails its ``decoys``."""
-    options = RunOptions(first_failure=fail_fast, test_timeouts=tuple(sorted((test_timeouts or {}).items())))
+    options = _options(fail_fast, test_timeouts)
     if store is not None:  # by the completion's text: no candidate module to put together and hash
-        environment = env.python.parent.parent.name
-        variant = {"test_timeouts": options.test_timeouts, "judge": getattr(executor, "judge", False)}
-        alias = store.alias(problem, environment, completion, variant)
+        environment, variant, alias = _aliased(problem, completion, env, executor, store, options)
         found = store.through_alias(alias)
         if found is not None:
             return _read_back(problem, sample, completion, None, *found)
@@ -65,22 +63,52 @@ def evaluate(
     key = store.key(problem, environment, module, variant)
     with store.slot(key) as slot:
         if slot.stored is not None:
-            store.put_alias(alias, key)
+            store.put_alias(alias, key, candidate.shapes(problem))
             return _read_back(problem, sample, completion, candidate, slot.stored, slot.durations)
         evaluation = _run(problem, sample, candidate, module, original, env, executor, options, decoys)
         slot.put(evaluation.result.to_dict(), evaluation.durations or {})
-        store.put_alias(alias, key)
+        store.put_alias(alias, key, evaluation.result.shapes)
         state = "replaced" if slot.unreadable else "evaluated"
         return dataclasses.replace(evaluation, result=dataclasses.replace(evaluation.result, store=state))
 
 
+def without_running(
+    problem: Problem, sample: int, completion: str, env: ProjectEnv, executor: Executor, store: ResultStore,
+    fail_fast: bool = False, test_timeouts: Mapping[str, float] | None = None,
+) -> Evaluation | None:
+    """The verdict ``evaluate`` gives where nothing need run for it: the result store's, found under the
+    completion's own text (its alias), or that of a completion that makes no candidate; else None."""
+    options = _options(fail_fast, test_timeouts)
+    found = store.through_alias(_aliased(problem, completion, env, executor, store, options)[2])
+    if found is not None:
+        return _read_back(problem, sample, completion, None, *found)
+    candidate = make_candidate(problem, completion)
+    return _judged(problem, sample, candidate, None, fail_fast) if candidate.error_type is not None else None
+
+
+def _options(fail_fast: bool, test_timeouts: Mapping[str, float] | None) -> RunOptions:
+    return RunOptions(first_failure=fail_fast, test_timeouts=tuple(sorted((test_timeouts or {}).items())))
+
+
+def _aliased(problem: Problem, completion: str, env: ProjectEnv, executor: Executor, store: ResultStore,
+             options: RunOptions) -> tuple[str, dict[str, Any], str]:
+    """(the environment's name, the run's variant, the completion's alias): what the store's keys take."""
+    environment = env.python.parent.parent.name
+    variant = {"test_timeouts": options.test_timeouts, "judge": getattr(executor, "judge", False)}
+    return environment, variant, store.alias(problem, environment, completion, variant)
+
+
 def _read_back(problem: Problem, sample: int, completion: str, candidate: Candidate | None,
-               stored: Mapping[str, Any], durations: dict[str, float] | None) -> Evaluation:
-    """A stored verdict as this sample's: the sample that was run is the one it copies (unless that is itself)."""
+               stored: Mapping[str, Any], durations: dict[str, float] | None,
+               shapes: list[str] | None = None) -> Evaluation:
+    """A stored verdict as this sample's: the sample that was run is the one it copies (unless that is itself).
+    The shapes are this completion's, not the stored sample's: kept in its alias, else found again."""
     result = SampleResult.from_dict(stored)
     copied = result.sample if result.sample not in (sample, REFERENCE) else result.copied_from
-    candidate = candidate or make_candidate(problem, completion)  # the shapes are this completion's, not the stored
-    result = dataclasses.replace(result, sample=sample, copied_from=copied, store="read", shapes=candidate.shapes(problem))
+    if shapes is None:
+        candidate = candidate or make_candidate(problem, completion)
+        shapes = candidate.shapes(problem)
+    result = dataclasses.replace(result, sample=sample, copied_from=copied, store="read", shapes=shapes)
     return Evaluation(result, problem, completion, None, durations, candidate)
 
 

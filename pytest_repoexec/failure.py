@@ -23,13 +23,13 @@ class SampleFailed(Exception):
 
 def describe_failure(failure: SampleFailed, config: pytest.Config) -> str:
     evaluation = failure.evaluation
-    result, run, candidate = evaluation.result, evaluation.run, evaluation.candidate
+    result, run = evaluation.result, evaluation.run
     lines = [
         f"{result.problem} sample {result.sample} failed: {result.error_type} "
         f"({result.tests_passed}/{result.tests_total} tests passed)"
     ]
-    if candidate.error:
-        lines.append(f"  the candidate: {candidate.error}")
+    if evaluation.made is not None and evaluation.made.error:  # a verdict read back had none: it ran
+        lines.append(f"  the candidate: {evaluation.made.error}")
     if run is not None:
         if run.timed_out:
             lines.append("  the sample ran past its wall-clock limit (--repoexec-sample-timeout) and was killed")
@@ -56,7 +56,7 @@ def describe_failure(failure: SampleFailed, config: pytest.Config) -> str:
             lines += ["", "---- output of the test process (tail) ----", run.output.rstrip()]
     elif result.error_log:
         lines += ["", f"---- {result.failed_test or 'the session'} ----", result.error_log.rstrip()]
-    width = config.get_terminal_writer().fullwidth
+    width, candidate = config.get_terminal_writer().fullwidth, evaluation.candidate
     lines += ["", side_by_side("reference", failure.problem.reference, "candidate",
                                candidate.function or candidate.completion, width)]
     return "\n".join(lines)

@@ -31,6 +31,7 @@ class Collector:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self.errors: dict[str, str] = {}  # items of ours that gave no result (environment, layout), by node id
+        self.written: dict[str, Any] | None = None  # the report as written at the session's end
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if not self.owns(report):
@@ -57,6 +58,7 @@ class Collector:
             return
         for sections in session.config.hook.pytest_repoexec_report_sections():
             document |= {key: value for key, value in (sections or {}).items() if key not in document}
+        self.written = document  # the terminal summary, which comes after, shows it
         if self.settings.report is not None:
             write_json(self.settings.report, document)
         if self.settings.html is not None:
@@ -144,7 +146,7 @@ class ResultsCollector(Collector):
         return self.shard is not None and bool(self.shard.problems) and not self.results and not self.errors
 
     def summary(self) -> list[str | tuple[str, str]]:
-        document = self.document()
+        document = self.written or self.document()
         if document is None:
             return []
         results = [SampleResult.from_dict(entry) for entry in document["samples"]]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from .executor import SampleRun, TestOutcome
@@ -40,12 +40,19 @@ class SampleResult:
     judge: str | None = None  # "apart": its tests ran in a process that never ran its code; else "in-process: why"
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain JSON types only: the error type as its string."""
-        return asdict(self) | {"error_type": None if self.error_type is None else str(self.error_type)}
+        """Plain JSON types only: the error type as its string. Its fields hold nothing deeper than a list or a
+        dict of plain values, copied one level (``dataclasses.asdict``'s deep copy was 7% of a rerun's time)."""
+        data = {name: getattr(self, name) for name in _FIELDS}
+        data.update(error_type=None if self.error_type is None else str(self.error_type), phases=dict(self.phases),
+                    shapes=list(self.shapes))
+        return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> SampleResult:
         return cls(**data | {"error_type": error_type_of(data["error_type"])})
+
+
+_FIELDS = tuple(item.name for item in fields(SampleResult))
 
 
 def failing_tests(run: SampleRun) -> list[TestOutcome]:

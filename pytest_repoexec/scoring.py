@@ -14,6 +14,7 @@ its copy of the problems and builds its environments before its first sample (``
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import uuid
 from collections.abc import Iterator
@@ -34,9 +35,11 @@ from .failure import SampleFailed, describe_failure
 from .generation import GenerationError, Generator, GeneratorRegistry
 from .problem import PROBLEM_MANIFEST, ManifestError, Problem
 from .report import ResultsCollector
+from .scheduling import ProblemScheduling
 from .selection import Unread, collect_on_controller
 from .settings import Settings
 from .shard import ShardSelection
+from .store import ProblemTimes
 
 
 class ScoringSession:
@@ -60,8 +63,12 @@ class ScoringSession:
         self.counts: dict[str, int] = {}  # samples of each collected problem, by id
         self.completions: dict[str, list[str]] | None = None  # of the selected problems, once generated
         self.selected: dict[str, Problem] = {}
+        self.scopes: dict[str, str] = {}  # on the controller: each selected problem's id, by its manifest's node id
         self.quiet = False  # while the controller collects only to learn the selection
         self.session: pytest.Session | None = None
+        self.distributing = False  # on the controller: xdist hands the samples to workers
+        self.read: dict[str, Evaluation] = {}  # on the controller: verdicts it reads itself, by node id
+        self.samples: list[SampleItem] = []  # on the controller: the selected samples
         if handed is not None:  # an xdist worker: the controller counted and generated
             self.counts = dict(handed.get(transport.COUNTS, {}))
             self.completions = dict(handed.get(transport.COMPLETIONS, {}))
@@ -69,6 +76,7 @@ class ScoringSession:
         else:
             self.run = uuid.uuid4().hex
         self.engine = Engine(settings, self.run, self.environments)  # the one path to a verdict (``engine``)
+        self.unread = False  # on the controller: a test module was left to the workers to collect
         shard = ShardSelection(settings.shard) if settings.shard else None  # deselects on every process alike
         if shard is not None:
             config.pluginmanager.register(shard, "repoexec-shard")
@@ -99,7 +107,10 @@ class ScoringSession:
         return None
 
     def pytest_pycollect_makemodule(self, module_path: Path, parent: pytest.Collector) -> pytest.File | None:
-        return Unread.from_parent(parent, path=module_path) if self.quiet else None
+        if not self.quiet:
+            return None
+        self.unread = True
+        return Unread.from_parent(parent, path=module_path)
 
     def pytest_collect_file(self, file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
         if file_path.name != PROBLEM_MANIFEST:
@@ -131,7 +142,9 @@ class ScoringSession:
             if self.host is not None:
                 self._prepare_host(session)
             return
-        self.selected = {item.problem.id: item.problem for item in session.items if isinstance(item, SampleItem)}
+        self.samples = samples = [item for item in session.items if isinstance(item, SampleItem)]
+        self.selected = {item.problem.id: item.problem for item in samples}
+        self.scopes = {item.parent.nodeid: item.problem.id for item in samples if item.parent is not None}
         if self.selected and self.local_workers:
             self.engine.executor  # noqa: B018 (made now: a sandbox that cannot run stops the run before generation)
             self.environments.prepare([problem.project for problem in self.selected.values()], self.settings.workers,
@@ -139,6 +152,7 @@ class ScoringSession:
         if self.hosts:
             self.digests = remote.files_digest(self.selected.values())
         self.completions = self._generate(list(self.selected.values())) if self.selected else {}
+        self.read = self._read_on_controller(session, samples)
 
     def _prepare_host(self, session: pytest.Session) -> None:
         """A worker on another host, before its first sample: refuse the problems whose files are not the
@@ -166,6 +180,33 @@ class ScoringSession:
         if self.host_error or problem.id in self.refused:
             pytest.fail(self.host_error or self.refused[problem.id], pytrace=False)
 
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> ProblemScheduling | None:
+        """xdist's loadscope (the run's default, see ``plugin``) with the problems ordered by what their samples
+        took when last run, and no worker left idle at the end (``scheduling``)."""
+        if config.getvalue("dist") != "loadscope" or not self.scopes:
+            return None
+        times = self.times.read()
+        return ProblemScheduling(config, log, self.scopes, {scope: times[problem] for scope, problem in
+                                                            self.scopes.items() if problem in times})
+
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        """On the controller: what each problem's samples took, and its zygotes to start, for later runs' order."""
+        collector = self.config.pluginmanager.get_plugin("repoexec-results")
+        if collector is None or session.config.option.collectonly:
+            return
+        spent: dict[str, list[float]] = {}
+        starts: dict[str, float] = {}
+        for result in collector.results.values():
+            spent.setdefault(result.problem, []).append(result.duration + result.phases.get("decoy", 0.0))
+            starts[result.problem] = max(starts.get(result.problem, 0.0), result.phases.get("warm start", 0.0))
+        self.times.record({problem: {"sample": sum(seconds) / len(seconds), "start": starts[problem]}
+                           for problem, seconds in spent.items()})
+
+    @functools.cached_property
+    def times(self) -> ProblemTimes:
+        return ProblemTimes(self.settings.cache / "results")
+
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         self.engine.close()  # its warm processes stop with the session
 
@@ -190,6 +231,7 @@ class ScoringSession:
         which workers run on other hosts (each gets the problems' digests; their errors are summed up by host)."""
         assert self.session is not None
         self.hosts = [name for name in map(remote.host_name, specs) if name]
+        self.distributing = True
         self.local_workers = len(self.hosts) < len(specs)
         remote.check_paths(config, specs)
         if self.hosts:
@@ -199,6 +241,24 @@ class ScoringSession:
             collect_on_controller(self.session)
         finally:
             self.quiet = False
+        if self.read:  # the controller reports every item itself: no worker (xdist starts the specs left in this list)
+            specs.clear()
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtestloop(self, session: pytest.Session) -> bool | None:
+        """Under xdist, a run whose every verdict the controller read (``_read_on_controller``) is reported here,
+        item by item, in place of xdist's loop (it started no worker)."""
+        if not self.read:
+            return None
+        items = [item for item in self.samples if item.nodeid in self.read]
+        session.testscollected = len(items)
+        for item in items:
+            _report_read(item, self.read[item.nodeid])
+            if session.shouldfail:  # as pytest's own loop stops (-x, --maxfail)
+                raise session.Failed(session.shouldfail)
+            if session.shouldstop:
+                raise session.Interrupted(session.shouldstop)
+        return True
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node: Any) -> None:
@@ -210,6 +270,23 @@ class ScoringSession:
             node.workerinput[transport.DIGESTS] = self.digests
 
     # What the debugging phase asks of the samples it revises.
+
+    def _read_on_controller(self, session: pytest.Session, samples: list[SampleItem]) -> dict[str, Evaluation]:
+        """Under xdist, every selected sample's verdict by node id where none needs running (a rerun: all in the
+        result store) and the run holds nothing else, else none: then no worker is started, which costs more
+        than reading them all (and handing each verdict to a worker and its report back costs more than reading
+        it). The first sample that must run stops the reading."""
+        if self.settings.fresh or self.hosts or not self.distributing or self.unread or \
+                len(samples) != len(session.items):
+            return {}
+        assert self.completions is not None
+        read = {}
+        for item in samples:
+            evaluation = self.engine.stored(item.problem, item.sample, self.completions[item.problem.id][item.sample])
+            if evaluation is None:
+                return {}
+            read[item.nodeid] = evaluation
+        return read
 
     def problem(self, problem_id: str) -> Problem:
         return self.selected[problem_id]
@@ -224,6 +301,28 @@ class ScoringSession:
     def pytest_repoexec_judge(self, problem: Problem, sample: int, completion: str) -> Evaluation:
         """A generator's oracle (see ``hookspecs``): the items' own judge."""
         return self.engine.judge(problem, sample, completion)
+
+
+def _report_read(item: SampleItem, evaluation: Evaluation) -> None:
+    """A verdict the controller read is reported as xdist reports a worker's: a report made elsewhere (here, from
+    the store's verdict), logged. It is the call's report the item would have made, with a known failure's xfail
+    as pytest's skipping plugin makes it; no hook of the item's runs (nothing of it runs), and there is no set-up
+    or teardown report (pytest's failure sections scan every passed one for each failure: a cost that grows with
+    the square of the run)."""
+    result, config = evaluation.result, item.config
+    item.user_properties.append((transport.SAMPLE_RESULT, result.to_dict()))
+    longrepr = None if result.passed else describe_failure(SampleFailed(item.problem, evaluation), config)
+    report = pytest.TestReport(item.nodeid, item.location, {name: 1 for name in item.keywords},
+                               "passed" if result.passed else "failed", longrepr, "call",
+                               user_properties=list(item.user_properties))
+    known = item.get_closest_marker("xfail")  # a known failure's (``collection``): never strict, any exception
+    if known is not None and not config.option.runxfail:
+        report.wasxfail = known.kwargs.get("reason", "")  # type: ignore[attr-defined]
+        report.outcome = "passed" if result.passed else "skipped"
+    hook = item.ihook
+    hook.pytest_runtest_logstart(nodeid=item.nodeid, location=item.location)
+    hook.pytest_runtest_logreport(report=report)
+    hook.pytest_runtest_logfinish(nodeid=item.nodeid, location=item.location)
 
 
 class SampleItem(pytest.Item):

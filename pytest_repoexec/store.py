@@ -100,21 +100,27 @@ class ResultStore:
                   "variant": dict(variant), **self.context}
         return hashlib.sha256(json.dumps(fields, sort_keys=True).encode("utf-8")).hexdigest()
 
-    def through_alias(self, alias: str) -> tuple[dict[str, Any], dict[str, float] | None] | None:
-        """(result, durations) of the entry the alias names, where both read (under ``fresh``, this run's only)."""
+    def through_alias(self, alias: str) -> tuple[dict[str, Any], dict[str, float] | None, list[str] | None] | None:
+        """(result, durations, the completion's shapes where the alias holds them) of the entry the alias names,
+        where both read (under ``fresh``, this run's only)."""
         try:
-            key = json.loads(self._path(alias, "aliases").read_text(encoding="utf-8"))["key"]
+            named = json.loads(self._path(alias, "aliases").read_text(encoding="utf-8"))
+            key = named["key"]
         except (OSError, ValueError, KeyError, TypeError):
             return None
         stored, durations = self._read(self._path(str(key))) if isinstance(key, str) else (None, None)
-        return (stored, durations) if stored is not None else None
+        shapes = named.get("shapes")
+        shapes = shapes if isinstance(shapes, list) and all(isinstance(shape, str) for shape in shapes) else None
+        return (stored, durations, shapes) if stored is not None else None
 
-    def put_alias(self, alias: str, key: str) -> None:
+    def put_alias(self, alias: str, key: str, shapes: list[str]) -> None:
+        """The alias names the entry, and keeps the completion's shapes (``postprocess``): a rerun that finds
+        the verdict through it puts no candidate together."""
         path = self._path(alias, "aliases")
         if not path.exists():
             path.parent.mkdir(parents=True, exist_ok=True)
             partial = path.with_name(f"{path.name}.{os.getpid()}.partial")
-            partial.write_text(json.dumps({"key": key}), encoding="utf-8")
+            partial.write_text(json.dumps({"key": key, "shapes": shapes}), encoding="utf-8")
             os.replace(partial, path)
 
     def _path(self, key: str, under: str = ".") -> Path:
@@ -150,3 +156,38 @@ class ResultStore:
         if self.fresh and entry.get("run") != self.run:
             return None, None
         return entry["result"], entry.get("durations")
+
+
+class ProblemTimes:
+    """What a sample of each problem took when it was run (its tests and its decoy check) and what starting its
+    zygotes took, by problem id: what the scheduler (``scheduling``) expects of the problem in a later run. One
+    small file beside the entries, merged by the controller at the end of each run; an estimate, so a problem
+    changed since keeps its times."""
+
+    def __init__(self, folder: Path) -> None:
+        self.path = folder / "times.json"
+
+    def read(self) -> dict[str, dict[str, float]]:
+        """{problem id: {"sample": seconds, "start": seconds}}; what does not read is left out."""
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+        if not isinstance(data, dict):
+            return {}
+        return {str(name): {kind: float(value) for kind, value in times.items()
+                            if kind in ("sample", "start") and isinstance(value, (int, float))
+                            and not isinstance(value, bool) and value >= 0}
+                for name, times in data.items() if isinstance(times, dict)}
+
+    def record(self, times: Mapping[str, Mapping[str, float]]) -> None:
+        """Each problem's times this run, in place of its earlier ones."""
+        if not times:
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with FileLock(str(self.path) + ".lock"):
+            merged = self.read() | {name: {kind: round(value, 4) for kind, value in known.items()}
+                                    for name, known in times.items()}
+            partial = self.path.with_name(f"{self.path.name}.{os.getpid()}.partial")
+            partial.write_text(json.dumps(merged, sort_keys=True), encoding="utf-8")
+            os.replace(partial, self.path)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -77,6 +78,77 @@ def test_a_rerun_finds_verdicts_by_the_completion_and_by_the_module(pytester, mi
     _, gone = run(pytester, mini, cache, replay)
     assert gone["store"]["evaluated"] == 3 and gone["metrics"] == first["metrics"]
 
+
+
+def test_an_alias_keeps_the_completions_shapes_for_the_rerun(pytester, mini, cache):
+    """A verdict found through its alias comes with the completion's shapes from the alias (no candidate put
+    together); an alias of an older layout, without them, still leads to the verdict and the same shapes."""
+    fenced = f"```python\n{SCALED_REFERENCE}```\n"
+    replay = write_replay(pytester.path / "r.jsonl", {"mini/scaled": [fenced, WRONG], "mini/swap": [SWAP_OK]})
+    _, first = run(pytester, mini, cache, replay)
+    shapes = {(s["problem"], s["sample"]): s["shapes"] for s in first["samples"]}
+    assert "fenced" in shapes[("mini/scaled", 0)], shapes
+    aliases = sorted((cache / "results" / "aliases").glob("*/*.json"))
+    held = [json.loads(alias.read_text()) for alias in aliases]
+    assert sorted(map(tuple, (entry["shapes"] for entry in held))) == sorted(map(tuple, shapes.values()))
+    _, again = run(pytester, mini, cache, replay)
+    assert again["store"]["read"] == 3
+    assert {(s["problem"], s["sample"]): s["shapes"] for s in again["samples"]} == shapes
+    for alias, entry in zip(aliases, held):
+        alias.write_text(json.dumps({"key": entry["key"]}))
+    _, older = run(pytester, mini, cache, replay)
+    assert older["store"]["read"] == 3
+    assert {(s["problem"], s["sample"]): s["shapes"] for s in older["samples"]} == shapes
+
+
+def verdict_lines(result) -> list[tuple[bool, str]]:
+    """(from a worker, the line) of each sample's -v line: xdist's begin with the worker's name."""
+    return [(line.startswith("[gw"), line) for line in result.stdout.lines
+            if "problem.toml::" in line and re.search(r" (PASSED|FAILED)( |$)", line)]
+
+
+def test_under_xdist_a_rerun_is_read_on_the_controller(pytester, mini, cache):
+    """Every verdict in the store (the references' for the time limits too): the controller reads and reports
+    them itself and its workers collect nothing; one sample to run, and the workers get them all again."""
+    replay = write_replay(pytester.path / "r.jsonl", {"mini/scaled": [SCALED_REFERENCE, WRONG], "mini/swap": [SWAP_OK]})
+    options = ("-n", "2", "-v", "--repoexec-timeout-factor=10")
+    first_result, first = run(pytester, mini, cache, replay, *options)
+    seen = verdict_lines(first_result)
+    assert len(seen) == 3 and all(worker for worker, _ in seen), seen  # run by the workers
+    again_result, again = run(pytester, mini, cache, replay, *options)
+    again_result.assert_outcomes(passed=2, failed=1)
+    seen = verdict_lines(again_result)
+    assert len(seen) == 3 and not any(worker for worker, _ in seen), seen  # none of them from a worker
+    assert again["store"] == {"read": 3, "copies": 0, "evaluated": 0, "replaced": 0}
+    assert again["metrics"] == first["metrics"]
+    assert [(s["passed"], s["error_type"], s["tests_passed"], s["shapes"]) for s in again["samples"]] == [
+        (s["passed"], s["error_type"], s["tests_passed"], s["shapes"]) for s in first["samples"]]
+    again_result.stdout.fnmatch_lines(["*1 failed, 2 passed*"])
+    stopped_result, _ = run(pytester, mini, cache, replay, *options, "-x")  # stops as pytest's own loop does
+    stopped_result.assert_outcomes(passed=1, failed=1)
+    stopped_result.stdout.fnmatch_lines(["*stopping after 1 failures*"])
+
+    more = write_replay(pytester.path / "more.jsonl", {"mini/scaled": [SCALED_REFERENCE, WRONG],
+                                                        "mini/swap": [SWAP_OK, "def swap(pair):\n    return pair\n"]})
+    mixed_result, mixed = run(pytester, mini, cache, more, *options)
+    mixed_result.assert_outcomes(passed=2, failed=2)
+    seen = verdict_lines(mixed_result)
+    assert len(seen) == 4 and all(worker for worker, _ in seen), seen
+    assert mixed["store"] == {"read": 3, "copies": 0, "evaluated": 1, "replaced": 0}
+
+
+def test_a_known_failure_read_on_the_controller_is_reported_as_its_worker_reported_it(pytester, mini, cache):
+    manifest = mini / "swap" / "problem.toml"
+    manifest.write_text(manifest.read_text().replace("number = 2\n", 'number = 2\nknown_failure = "needs /package"\n'))
+    replay = write_replay(pytester.path / "r.jsonl", {"mini/scaled": [WRONG],
+                                                      "mini/swap": [SWAP_OK, "def swap(pair):\n    return pair\n"]})
+    first_result, first = run(pytester, mini, cache, replay, "-n", "2", "-rxX")
+    first_result.assert_outcomes(failed=1, xfailed=1, xpassed=1)
+    again_result, again = run(pytester, mini, cache, replay, "-n", "2", "-rxX")
+    again_result.assert_outcomes(failed=1, xfailed=1, xpassed=1)
+    assert again["store"]["read"] == 3 and again["metrics"] == first["metrics"]
+    assert [line for line in again_result.stdout.lines if line.startswith(("XFAIL", "XPASS"))] == [
+        line for line in first_result.stdout.lines if line.startswith(("XFAIL", "XPASS"))]
 
 def test_relative_timeouts_cost_one_reference_run_a_problem(pytester, mini, cache):
     replay = write_replay(pytester.path / "r.jsonl", {"mini/scaled": [WRONG, WRONG.replace("SCALE", "SCALE + 1")],

@@ -137,6 +137,20 @@ def test_warm_processes_are_bounded_least_recently_used_out(two_projects):
     assert not executor.processes
 
 
+
+def test_closing_the_executor_ends_every_warm_process_and_removes_what_it_held(two_projects):
+    executor = WarmExecutor(test_timeout=5, sample_timeout=60, sandbox=make_sandbox("bwrap"), keep=2, judge=False)
+    for problem, env, source in two_projects:
+        assert executor.run(env, problem, source).finished
+    processes = list(executor.processes.values())
+    assert len(processes) == 2
+    scratch = [Path(process.log.name).parent for process in processes]
+    cgroups = [process.cgroup.folder for process in processes if getattr(process.cgroup, "folder", None)]
+    executor.close()
+    assert not executor.processes
+    assert all(process.process.poll() is not None for process in processes)
+    assert not any(folder.exists() for folder in [*scratch, *cgroups])
+
 def test_a_problems_samples_fork_from_a_zygote_that_never_imports_the_reference(pytester, repoexec_cache):
     project = write_mini_project(pytester.path)
     # a module of the project that imports the focal module, and tests that reach the function through it: were
