@@ -120,7 +120,8 @@ def test_workers_receive_the_completions_in_workerinput(mini, models, score, pyt
         "            json.dumps(handed['repoexec_completions']))\n"
     )
     model = models()
-    result, _ = score(model, "mini", "-k", "swap", "-n", "2")
+    # fresh: a rerun whose verdicts are all stored is answered by the controller, which starts no worker
+    result, _ = score(model, "mini", "-k", "swap", "-n", "2", "--repoexec-fresh")
     result.assert_outcomes(passed=2)
     for worker in ("gw0", "gw1"):
         handed = json.loads((pytester.path / f"handed-{worker}.json").read_text())

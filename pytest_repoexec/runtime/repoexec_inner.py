@@ -10,6 +10,7 @@ engine counts as a crash that keeps the outcomes of the tests that ended before 
 
 import base64
 import dataclasses
+import errno
 import hashlib
 import json
 import os
@@ -92,6 +93,8 @@ def _error_type(excinfo):
     if type(excinfo.value) is pytest.fail.Exception and "Timeout" in message and "pytest-timeout" in message:
         return ErrorType.TIMEOUT.value
     kind = limit_kind(excinfo.value)
+    if kind is None and type(excinfo.value) is BlockingIOError and excinfo.value.errno == errno.EAGAIN:
+        kind = ErrorType.PROCESS_LIMIT  # a refused fork's error, by its type (judged apart, its frames are not here)
     return kind.value if kind else excinfo.typename
 
 
