@@ -44,7 +44,7 @@ class ProblemScheduling(LoadScopeScheduling):
 
     def schedule(self) -> None:
         """Once every worker has collected: the problems as units, costliest first (unless
-        ``--no-loadscope-reorder``: as collected), one to each worker, then a second where there are enough."""
+        ``--no-loadscope-reorder``, an option of newer xdist releases: as collected), one to each worker, then a second where there are enough."""
         if self.collection is not None:  # a worker added later: the others' work as it is
             for node in self.nodes:
                 self._reschedule(node)
@@ -57,7 +57,7 @@ class ProblemScheduling(LoadScopeScheduling):
         for nodeid in self.collection:
             units.setdefault(self._split_scope(nodeid), {})[nodeid] = False
         ordered = sorted(units.items(), key=lambda unit: -self._cost(unit[0], len(unit[1]))) \
-            if self.config.option.loadscopereorder else units.items()
+            if getattr(self.config.option, "loadscopereorder", True) else units.items()  # older xdist lacks it
         self.workqueue = OrderedDict(ordered)
         for node in self.nodes:
             if self.workqueue:
