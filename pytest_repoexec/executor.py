@@ -170,7 +170,8 @@ class SubprocessExecutor:
         if plan.stub_module is None:
             return None, plan.in_process or ""
         key = hashlib.sha256(repr((_judge_code(), str(env.python), problem.module, problem.entry_point,
-                                   problem.kind, problem.tests.read_bytes(), original, type(self.sandbox).__name__,
+                                   problem.kind, problem.tests.read_bytes() if problem.tests else problem.suite,
+                                   original, type(self.sandbox).__name__,
                                    problem.quarantine)).encode()).hexdigest()
         if key in self._apart:
             return self._apart[key]
@@ -252,6 +253,7 @@ class SubprocessExecutor:
         environment = {name: value for name, value in launch.environment.items() if name != "REPOEXEC_EXPECTED"}
         arguments = (f"--repoexec-limits={launch.limits.rlimits()}", f"--repoexec-module={problem.module}",
                      f"--repoexec-path={launch.root / tests_package_root(env, focal)}",
+                     *([f"--repoexec-class={problem.entry_point}"] if problem.kind == syntax.CLASS else []),
                      *(f"--repoexec-project-root={root}" for root in project_roots(env, launch)))
         return replace(launch, arguments=arguments, environment=environment, program="repoexec_serve",
                        view=replace(launch.view, data=None))

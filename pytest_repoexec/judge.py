@@ -27,13 +27,19 @@ class SplitPlan:
 
 
 def split_plan(problem: Problem, original: str) -> SplitPlan:
-    """The judge's module for this problem, or why it stays in-process: a class problem, the project's own
-    suite as tests, an async function, a method of a nested function, a property with a setter."""
-    if problem.tests is None:
-        return SplitPlan(None, "its tests are the project's own suite (runner = \"project\")")
-    if problem.kind == syntax.CLASS:
-        return SplitPlan(None, "a class problem: the judge splits functions and methods in this version")
+    """The judge's module for this problem, or why it stays in-process: a module of the pytest that runs the
+    tests, an async function, a method of a nested function, a property with a setter."""
+    if problem.module.partition(".")[0] in ("pytest", "_pytest"):
+        return SplitPlan(None, "its module is part of the pytest that runs its tests: the judge's own session "
+                               "would run the candidate's code")
     qualname = problem.entry_point
+    if problem.kind == syntax.CLASS:  # a remote class: its instances live in the candidate's process
+        try:
+            definition = syntax.find_definition(original, qualname, syntax.CLASS)
+        except syntax.DefinitionNotFound as exc:
+            return SplitPlan(None, f"its definition cannot be found: {exc}")
+        return SplitPlan(_replaced(original, definition,
+                                   f'{qualname} = __import__("{JUDGE_MODULE}").klass(__name__, "{qualname}")'))
     try:
         definition = syntax.find_definition(original, qualname, problem.kind)
     except syntax.DefinitionNotFound as exc:
@@ -57,7 +63,12 @@ def split_plan(problem: Problem, original: str) -> SplitPlan:
         stub = f'{name} = __import__("{JUDGE_MODULE}").method(__name__, "{qualname}", "{binding}")'
     else:
         stub = f'{name} = __import__("{JUDGE_MODULE}").function(__name__, "{name}")'
+    return SplitPlan(_replaced(original, definition, stub))
+
+
+def _replaced(original: str, definition: syntax.Definition, stub: str) -> str:
+    """The module with the definition (its decorators included) replaced by the stub's one line."""
+    data = original.encode("utf-8")
     newline = "\r\n" if "\r\n" in original else "\n"
-    module = (data[:definition.start_byte] + stub.encode("utf-8") + newline.encode("utf-8")
-              + data[definition.end_byte:]).decode("utf-8")
-    return SplitPlan(module)
+    return (data[:definition.start_byte] + stub.encode("utf-8") + newline.encode("utf-8")
+            + data[definition.end_byte:]).decode("utf-8")

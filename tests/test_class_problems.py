@@ -173,6 +173,7 @@ def test_a_class_problem_is_judged_by_the_suite(run_repoexec, pytester, executor
     assert (wrong["passed"], wrong["tests_passed"], wrong["error_type"]) == (False, 4, "AssertionError")
     assert wrong["failed_test"] == "test_food"
     assert (broken["passed"], broken["error_type"]) == (False, "TypeError")
+    assert (report["judge"]["apart"], report["judge"]["problems_in_process"]) == (4, {}), report["judge"]
 
 
 def test_the_gate_admits_a_class_problem(run_repoexec, pytester):

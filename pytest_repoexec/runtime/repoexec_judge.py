@@ -1,6 +1,8 @@
 """The judge's end of a split sample: in the process that runs pytest and the tests, the focal module's target
 is a stub (made by ``function`` or ``method``) that sends each call to the candidate's process and rebuilds
-what comes back, as ``repoexec_wire`` allows. No code of the candidate's ever runs here.
+what comes back, as ``repoexec_wire`` allows; a class under test is a remote class (``klass``), whose instances
+live in the candidate's process and are used from here through their numbers. No code of the candidate's ever
+runs here.
 
 Only the inner plugin opens the channel (``open_channel``), before the tests' module is imported.
 """
@@ -52,6 +54,9 @@ def open_channel(fd, project_roots, on_stop):
     _CHANNEL = Channel(fd, project_roots, on_stop)
     while _UNDESCRIBED:  # stubs made before the channel was (the focal module imported early): kept, told
         stub, target = _UNDESCRIBED.pop()
+        if target[0] == "class":
+            _class_described(stub)
+            continue
         stub._described_late = True
         _described(stub, target)
 
@@ -73,6 +78,23 @@ def method(module, qualname, kind):
     stub.__name__, stub.__qualname__, stub.__module__ = qualname.rpartition(".")[2], qualname, module
     stub = _described(stub, ("method", module, qualname, kind))
     return {"static": staticmethod, "class": classmethod, "property": property}.get(kind, lambda stub: stub)(stub)
+
+
+def klass(module, name):
+    """The remote class that stands for the class under test: calling it makes an instance in the candidate's
+    process (``RemoteInstance``), and its methods, attributes and special methods are that instance's, asked
+    there. Its members come from the candidate's description of its class (``_class_described``)."""
+    cls = RemoteClass(name, (RemoteInstance,), {"__module__": module, "__qualname__": name, "__slots__": (),
+                                                "_repoexec_target": (module, name)})
+    _CLASSES[(module, name)] = cls
+    if _CHANNEL is None:
+        _UNDESCRIBED.append((cls, ("class", module, name)))
+    else:
+        _class_described(cls)
+    return cls
+
+
+_CLASSES = {}  # (module, qualname) -> the remote class made for it
 
 
 def _stub(target):
@@ -189,6 +211,157 @@ class Handle:
         return f"<{self._type} in the candidate's process>"
 
 
+# Special methods the remote class forwards where the candidate's class defines them: what they answer is data
+# (or another of its instances), which the test then judges here. Comparisons forward only between two of its
+# instances: against a value of the judge's (an expected one), the candidate's __eq__ would be an oracle.
+_FORWARDED = frozenset({
+    "__len__", "__iter__", "__next__", "__reversed__", "__contains__", "__getitem__", "__setitem__", "__delitem__",
+    "__call__", "__enter__", "__exit__", "__bool__", "__int__", "__float__", "__index__", "__complex__",
+    "__format__", "__hash__", "__neg__", "__pos__", "__abs__", "__invert__", "__round__",
+    "__add__", "__sub__", "__mul__", "__truediv__", "__floordiv__", "__mod__", "__pow__", "__matmul__",
+    "__and__", "__or__", "__xor__", "__lshift__", "__rshift__", "__divmod__",
+    "__radd__", "__rsub__", "__rmul__", "__rtruediv__", "__rfloordiv__", "__rmod__", "__rpow__", "__rand__",
+    "__ror__", "__rxor__", "__iadd__", "__isub__", "__imul__", "__iand__", "__ior__",
+})
+_COMPARED = frozenset({"__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__"})
+_ASKED = frozenset({"__dict__", "__doc__", "__name__", "__qualname__", "__wrapped__", "__slots__", "__annotations__",
+                    "__fields__", "__dataclass_fields__"})  # dunders an instance's attribute may be asked for
+
+
+class RemoteClass(type):
+    """The type of a remote class: what is not found on it (a class attribute, a nested class) is asked of the
+    candidate's class. ``lent`` (a handle's mark, which ``repoexec_wire`` reads from the type) is this type's own,
+    so that an instance's own attribute of that name is still the candidate's."""
+
+    lent = property(lambda cls: True)
+
+    def __getattr__(cls, name):
+        if name.startswith(("__", "_repoexec")):
+            raise AttributeError(name)
+        return _channel().call(("class", *cls._repoexec_target, "getattr"), (name,), {})
+
+    def __setattr__(cls, name, value):
+        if name.startswith(("__", "_repoexec")) or "_repoexec_target" not in vars(cls):
+            return super().__setattr__(name, value)  # a class the judge's code derives from it keeps its own
+        _channel().call(("class", *cls._repoexec_target, "setattr"), (name, value), {})
+
+
+class RemoteInstance:
+    """An instance of the class under test, which lives in the candidate's process: each attribute read or set,
+    method called and special method used is a call there; the same instance there is the same object here."""
+
+    __slots__ = ("_repoexec_hid", "__weakref__")
+    _repoexec_target = None  # (module, qualname) of the class under test, on its remote class
+
+    def __new__(cls, *args, **kwargs):
+        return _channel().make(cls, ("class", *cls._repoexec_target, "new"), args, kwargs)
+
+    def __init__(self, *args, **kwargs):
+        pass  # made in the candidate's process by __new__
+
+    def _repoexec_ask(self, op, *args, **kwargs):
+        return _channel().call(("handle", object.__getattribute__(self, "_repoexec_hid"), op), args, kwargs)
+
+    def __getattr__(self, name):
+        if name.startswith("__") and name not in _ASKED or name.startswith("_repoexec"):
+            raise AttributeError(name)
+        return self._repoexec_ask("getattr", name)
+
+    def __setattr__(self, name, value):
+        self._repoexec_ask("setattr", name, value)
+
+    def __delattr__(self, name):
+        self._repoexec_ask("delattr", name)
+
+    def __repr__(self):
+        try:
+            return self._repoexec_ask("special", "__repr__")
+        except Exception:
+            return f"<{type(self).__qualname__} in the candidate's process>"
+
+    def __str__(self):
+        return self._repoexec_ask("special", "__str__")
+
+    def __copy__(self):
+        return self._repoexec_ask("copy", False)
+
+    def __deepcopy__(self, memo):
+        return self._repoexec_ask("copy", True)
+
+    def __reduce_ex__(self, protocol):
+        raise TypeError(f"an instance of {type(self).__qualname__} lives in the candidate's process: it is not "
+                        "pickled in the judge's")
+
+
+def _forwarding(name):
+    def special(self, *args):
+        return self._repoexec_ask("special", name, *args)
+    special.__name__ = name
+    return special
+
+
+def _comparing(name):
+    def compare(self, other):
+        if not isinstance(other, RemoteInstance):
+            return NotImplemented
+        return self._repoexec_ask("special", name, other)
+    compare.__name__ = name
+    return compare
+
+
+def _calling(name):
+    def method(self, *args, **kwargs):
+        return self._repoexec_ask("method", name, *args, **kwargs)
+    method.__name__ = name
+    return method
+
+
+def _class_calling(target, name):
+    def method(*args, **kwargs):
+        return _channel().call((*target, "method"), (name, *args), kwargs)
+    method.__name__ = name
+    return method
+
+
+def _property(name):
+    return property(lambda self: self._repoexec_ask("getattr", name),
+                    lambda self, value: self._repoexec_ask("setattr", name, value),
+                    lambda self: self._repoexec_ask("delattr", name))
+
+
+def _class_described(cls):
+    """The remote class given the candidate's class's members: its methods, class and static methods and
+    properties by name, and the special methods it defines. Class attributes that are data are asked for when
+    read (``RemoteClass.__getattr__``). Nothing the candidate sent is run: each member is the judge's own code."""
+    module, qualname = cls._repoexec_target
+    described = _CHANNEL.describe(("class", module, qualname)) if not _CHANNEL.broken else None
+    doc, members = described[:2] if isinstance(described, tuple) and len(described) == 3 else (None, ())
+    type.__setattr__(cls, "__doc__", doc if isinstance(doc, str) else None)
+    for member in members if isinstance(members, (list, tuple)) else ():
+        if not (isinstance(member, tuple) and len(member) == 2 and all(isinstance(part, str) for part in member)):
+            continue
+        name, kind = member
+        if name.startswith("_repoexec") or name in vars(RemoteInstance) and name not in _FORWARDED | _COMPARED:
+            continue
+        if name in _COMPARED:
+            made = _comparing(name)
+        elif name == "__hash__" and kind == "none":
+            made = None
+        elif name in _FORWARDED:
+            made = _forwarding(name)
+        elif name.startswith("__"):
+            continue
+        elif kind == "method":
+            made = _calling(name)
+        elif kind in ("static", "class"):
+            made = staticmethod(_class_calling(("class", module, qualname), name))
+        elif kind == "property":
+            made = _property(name)
+        else:
+            continue
+        type.__setattr__(cls, name, made)
+
+
 class Channel:
     """The judge's connection to the candidate's process: calls out, answers (and callbacks) in."""
 
@@ -199,6 +372,8 @@ class Channel:
         self.ids = 0
         self.lent, self.lent_ids = {}, {}  # the judge's objects the candidate may call back: hid -> object
         self.objects = {}  # the candidate's objects answered by value, by the number its process gave them
+        self.instances = {}  # hid -> the RemoteInstance that stands for the candidate's instance of that number
+        self.making = None  # the remote class (or the judge's subclass of it) an instance is being made of
         self.abandoned = None  # a call whose answer a timeout left behind
         self.constants = {}  # id -> (module, name): the target module's own constants, sent by their names
         self.in_reference = 0
@@ -229,6 +404,18 @@ class Channel:
             if self.limit and time.monotonic() - started >= self.limit:  # the judge's clock, not the answer's word
                 raise CandidateTimeout(f"the call ran past the test's limit of {self.limit:g} s") from None
             raise
+
+    def make(self, cls, target, args, kwargs):
+        """A new instance of the class under test, made in the candidate's process, as an instance of ``cls`` here
+        (the remote class, or a class the judge's code derived from it)."""
+        self.making = cls
+        try:
+            made = self.call(target, args, kwargs)
+        finally:
+            self.making = None
+        if not isinstance(made, cls):
+            raise CandidateError(f"{cls.__qualname__}() made no instance of its class in the candidate's process")
+        return made
 
     def _context(self):
         """What the test changed of the judge's environment since the last call (``monkeypatch.setenv``, a
@@ -364,6 +551,8 @@ class Channel:
     def _persistent_id(self, obj, lending=False):
         if type(obj) is Handle:
             return ("handle", obj._hid)
+        if isinstance(obj, RemoteInstance):
+            return ("handle", object.__getattribute__(obj, "_repoexec_hid"))
         if self.in_reference:  # the four parts of the ("constant", ...) just given, pickled next
             self.in_reference -= 1
             return None
@@ -402,6 +591,8 @@ class Channel:
             named = pid[3] if isinstance(pid[3], tuple) and len(pid[3]) == 2 else (None, None)
             own = resolve_global(*named, self.project_roots)  # a library's or the project's function: the judge's
             return own if own is not None else Handle(self, pid[1], pid[2][:200])
+        if pid[0] == "instance" and len(pid) == 4 and isinstance(pid[1], int):
+            return self._instance(pid[1], pid[2:])
         if pid[0] == "std" and pid[1] in ("stdin", "stdout", "stderr"):
             return getattr(sys, pid[1])  # the judge's own stream where the candidate's object held its own
         if pid[0] == "new module" and len(pid) == 2 and isinstance(pid[1], str):
@@ -411,6 +602,24 @@ class Channel:
             if module is not None:
                 return module
         raise WireError(f"a reference the judge did not make: {pid!r}"[:300])
+
+
+    def _instance(self, hid, named):
+        """The RemoteInstance for the candidate's instance ``hid`` of the class under test (or of a subclass the
+        project derives from it, where the judge has that class too): the same one each time it comes back."""
+        known = self.instances.get(hid)
+        if known is not None:
+            return known
+        cls = self.making
+        if cls is None:
+            found = resolve_global(*named, self.project_roots) if all(isinstance(part, str) for part in named) else None
+            cls = found if isinstance(found, RemoteClass) else next(iter(_CLASSES.values()), None)
+        if cls is None:
+            raise WireError("an instance of a class under test where the judge has none")
+        made = object.__new__(cls)
+        object.__setattr__(made, "_repoexec_hid", hid)
+        self.instances[hid] = made
+        return made
 
 
 def _constants(module):
@@ -543,7 +752,7 @@ def _rebuilt(described, text):
 
 def _apply(target, state):
     """The state an argument has after the call, applied in place: the test holds the same object."""
-    if type(target) is not type(state):
+    if type(target) is not type(state) or isinstance(target, RemoteInstance):
         return
     if isinstance(target, (list, bytearray)):
         target[:] = state

@@ -8,6 +8,7 @@ file is a courtesy to honest code (values by pickle, the rest as handles), not a
 """
 
 import argparse
+import copy
 import functools
 import importlib
 import inspect
@@ -96,9 +97,11 @@ def lent_function(server, hid, described):
 
 
 class Server:
-    def __init__(self, sock, module, project_roots):
+    def __init__(self, sock, module, project_roots, classes=()):
         self.sock, self.module, self.project_roots = sock, module, project_roots
+        self.classes = classes  # the classes under test: their instances stay here, the judge holds numbers
         self.handles = {}  # hid -> an object of ours the judge holds a handle to
+        self.instance_ids = {}  # id -> hid of the instances of a class under test the judge holds
         self.lent, self.lent_ids = {}, {}  # hid -> the judge's object lent to us (a Lent, a lent function), id -> hid
         self.callbacks = 0
         self.arguments = {}  # id -> index of the current call's arguments (identity kept across)
@@ -149,6 +152,12 @@ class Server:
         cls = type(obj)
         if cls in _PLAIN:  # the common case first: a value
             return None
+        if self.classes and isinstance(obj, self.classes) and not isinstance(obj, type):
+            hid = self.instance_ids.get(id(obj))
+            if hid is None:
+                hid = self.instance_ids[id(obj)] = len(self.handles) + 1
+                self.handles[hid] = obj
+            return ("instance", hid, cls.__module__, cls.__qualname__)
         if id(obj) in self.lent_ids:
             return ("judge", self.lent_ids[id(obj)])
         if isinstance(obj, types.ModuleType):  # by name: the judge has its own (a library's, the project's)
@@ -197,7 +206,13 @@ class Server:
 
     def _describe(self, number, target):
         """The target's doc and signature, as the judge shows them on its stub (``f.__doc__``, ``inspect.signature``):
-        parameters' names and kinds, and their defaults where those are values."""
+        parameters' names and kinds, and their defaults where those are values; a class's doc and members."""
+        if target[0] == "class":
+            try:
+                self._send(("return", number, None, _class_members(self._class(target))))
+            except BaseException:
+                self._send(("return", number, None, (None, (), None)))
+            return
         try:
             function = self._function(target)
             try:
@@ -213,6 +228,12 @@ class Server:
             self._send(("return", number, None, (doc, parameters, notes)))
         except BaseException:
             self._send(("return", number, None, (None, None, None)))
+
+    def _class(self, target):
+        found = self.module if target[1] == self.module.__name__ else importlib.import_module(target[1])
+        for part in target[2].split("."):
+            found = getattr(found, part)
+        return found
 
     def _function(self, target):
         if target[0] == "function":
@@ -302,14 +323,39 @@ class Server:
         if kind == "handle":
             obj, op = self.handles[target[1]], target[2]
             return _HANDLE_OPS[op](obj, *args, **kwargs)
+        if kind == "class":  # the class under test itself: made, read, set, its class and static methods called
+            return _CLASS_OPS[target[3]](self._class(target), *args, **kwargs)
         raise LookupError(f"no target of kind {kind!r}")
+
+
+def _class_members(cls):
+    """(doc, members, None): each member the class or a base (not ``object``) defines, by the first definition
+    met, as (name, kind); kind is method, static, class, property (any other descriptor) or none (``__hash__ =
+    None``). Data is not listed: the judge asks for it when it is read."""
+    members, seen = [], set()
+    for klass in cls.__mro__[:-1]:
+        for name, value in vars(klass).items():
+            if name in seen:
+                continue
+            seen.add(name)
+            if value is None and name == "__hash__":
+                members.append((name, "none"))
+            elif isinstance(value, staticmethod):
+                members.append((name, "static"))
+            elif isinstance(value, classmethod):
+                members.append((name, "class"))
+            elif isinstance(value, types.FunctionType):
+                members.append((name, "method"))
+            elif hasattr(type(value), "__get__") and not isinstance(value, type):
+                members.append((name, "property"))
+    return (cls.__doc__ if isinstance(cls.__doc__, str) else None, members, None)
 
 
 def _kept(value):
     """An answer with an identity of its own, sent by value: a project's or a library's object (a cache's
     ``Locale``), not a value type, a class, a module, a function or what becomes a handle."""
     return hasattr(value, "__dict__") and not isinstance(value, (type, types.ModuleType, BaseException,
-                                                                 *FUNCTION_TYPES)) \
+                                                                 *FUNCTION_TYPES, *_UNDER_TEST)) \
         and not is_value_type(type(value)) and not callable(value) and not hasattr(value, "__next__") \
         and not hasattr(value, "__enter__")
 
@@ -365,12 +411,22 @@ _HANDLE_OPS = {
     "call": lambda obj, *args, **kwargs: obj(*args, **kwargs),
     "getattr": getattr, "iter": iter, "next": next, "send": lambda obj, value: obj.send(value),
     "close": lambda obj: obj.close(), "enter": lambda obj: obj.__enter__(), "exit": _exit_op,
+    # an instance of the class under test
+    "method": lambda obj, name, *args, **kwargs: getattr(obj, name)(*args, **kwargs),
+    "setattr": setattr, "delattr": delattr,
+    "special": lambda obj, name, *args: getattr(type(obj), name)(obj, *args),
+    "copy": lambda obj, deep: (copy.deepcopy if deep else copy.copy)(obj),
 }
+_CLASS_OPS = {
+    "new": lambda cls, *args, **kwargs: cls(*args, **kwargs), "getattr": getattr, "setattr": setattr,
+    "method": lambda cls, name, *args, **kwargs: getattr(cls, name)(*args, **kwargs),
+}
+_UNDER_TEST = ()  # the classes under test (main sets them): their instances are never sent by value
 
 
 def _mutable(value):
     return isinstance(value, (list, dict, set, bytearray)) or hasattr(value, "__dict__") and not isinstance(
-        value, (type, *FUNCTION_TYPES)) and type(value).__module__ != "builtins"
+        value, (type, *FUNCTION_TYPES, *_UNDER_TEST)) and type(value).__module__ != "builtins"
 
 
 def _snapshot(value):
@@ -422,6 +478,7 @@ def main(argv=None):
     parser.add_argument("--repoexec-module", required=True)
     parser.add_argument("--repoexec-path", action="append", default=[])
     parser.add_argument("--repoexec-project-root", action="append", default=[])
+    parser.add_argument("--repoexec-class", action="append", default=[])  # a class under test, by its name
     options = parser.parse_args(argv)
     if options.repoexec_token_fd is not None:
         os.close(options.repoexec_token_fd)
@@ -437,7 +494,10 @@ def main(argv=None):
         module = importlib.import_module(options.repoexec_module)
     except BaseException as exc:  # every call answers with what the import raised
         module = _Broken(exc)
-    Server(sock, module, options.repoexec_project_root).serve()
+    global _UNDER_TEST
+    _UNDER_TEST = () if isinstance(module, _Broken) else tuple(
+        found for found in (getattr(module, name, None) for name in options.repoexec_class) if isinstance(found, type))
+    Server(sock, module, options.repoexec_project_root, _UNDER_TEST).serve()
     return 0
 
 

@@ -396,7 +396,7 @@ class JudgeUnpickler(pickle._Unpickler):
         property or descriptor: an instance attribute of that name would stand in for it), and in the slot part
         only declared slots."""
         state, inst = self.stack[-1], self.stack[-2]
-        if isinstance(inst, (type, types.ModuleType, *FUNCTION_TYPES)) or getattr(type(inst), "lent", False):
+        if isinstance(inst, (type, types.ModuleType, *FUNCTION_TYPES)) or _handle(inst):
             raise WireError(f"a state for {type(inst).__name__} {getattr(inst, '__name__', '')} may not be set")
         _no_handle_in(state, self.known, self.clean, f"the state of a {type(inst).__qualname__}")
         if getattr(inst, "__setstate__", None) is None:
@@ -416,6 +416,8 @@ class JudgeUnpickler(pickle._Unpickler):
         self._made(self.stack[-1])
 
     def _may_make(self, cls):
+        if _handle_class(cls):  # a remote class's instance is made in the candidate's process, never by a pickle
+            raise WireError(f"an instance of {getattr(cls, '__qualname__', '?')} may not be made by an answer")
         if cls in self.references_only:
             raise WireError(f"{cls.__module__}.{cls.__qualname__} may cross as a reference only, never be made")
 
@@ -467,7 +469,12 @@ _LEAVES = (type, types.ModuleType, types.CodeType, *FUNCTION_TYPES, types.Builti
 
 
 def _handle(item):
-    return getattr(type(item), "lent", False) is True
+    return _handle_class(type(item))
+
+
+def _handle_class(cls):
+    """A handle's class (``repoexec_judge.Handle``, a remote class): its objects stand for the candidate's."""
+    return getattr(cls, "lent", False) is True
 
 
 def _reached(root, known, clean=None):
