@@ -8,6 +8,7 @@ tests. ``split_plan`` says whether a problem can be judged so, and gives the jud
 
 from __future__ import annotations
 
+import ast
 import re
 from dataclasses import dataclass
 
@@ -38,8 +39,9 @@ def split_plan(problem: Problem, original: str) -> SplitPlan:
             definition = syntax.find_definition(original, qualname, syntax.CLASS)
         except syntax.DefinitionNotFound as exc:
             return SplitPlan(None, f"its definition cannot be found: {exc}")
-        return SplitPlan(_replaced(original, definition,
-                                   f'{qualname} = __import__("{JUDGE_MODULE}").klass(__name__, "{qualname}")'))
+        specials, bases = _class_shape(original.encode("utf-8")[definition.start_byte:definition.end_byte].decode())
+        return SplitPlan(_replaced(original, definition, f'{qualname} = __import__("{JUDGE_MODULE}").klass('
+                                                         f'__name__, "{qualname}", {specials!r}, ({bases}))'))
     try:
         definition = syntax.find_definition(original, qualname, problem.kind)
     except syntax.DefinitionNotFound as exc:
@@ -64,6 +66,21 @@ def split_plan(problem: Problem, original: str) -> SplitPlan:
     else:
         stub = f'{name} = __import__("{JUDGE_MODULE}").function(__name__, "{name}")'
     return SplitPlan(_replaced(original, definition, stub))
+
+
+def _class_shape(source: str) -> tuple[tuple[str, ...], str]:
+    """The special methods the reference class's own body defines, and its bases as written (a tuple's inside,
+    evaluated where the class stood): the judge asks the candidate's instances only for the special methods
+    the reference has, its own or its bases', so a comparison the reference would not make is never made."""
+    import textwrap
+
+    node = next(node for node in ast.parse(textwrap.dedent(source)).body if isinstance(node, ast.ClassDef))
+    specials = tuple(sorted({item.name for item in node.body if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))
+                             and item.name.startswith("__") and item.name.endswith("__")}
+                            | {target.id for item in node.body if isinstance(item, ast.Assign)
+                               and not (isinstance(item.value, ast.Constant) and item.value.value is None)
+                               for target in item.targets if isinstance(target, ast.Name) and target.id == "__hash__"}))
+    return specials, "".join(f"{ast.unparse(base)}, " for base in node.bases)
 
 
 def _replaced(original: str, definition: syntax.Definition, stub: str) -> str:

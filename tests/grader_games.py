@@ -1641,3 +1641,83 @@ CATALOGUE: tuple[Game, ...] = (*_EQUAL, *_GUARD, *_STREAM, *_ORACLE_GAMES, *_DEC
 ATTACKS = tuple(game for game in CATALOGUE if game.role == ATTACK)
 BY_NAME = {(game.problem, game.name): game for game in (*CATALOGUE, *REPOEXEC_GAMES)}
 assert len(BY_NAME) == len(CATALOGUE) + len(REPOEXEC_GAMES), "game names must be unique within a problem"
+
+# ------------------------------------------------------------------------------------------ class problems
+# Issue 40's games on a class under test, judged apart: the candidate is a whole class. Its wrong base keeps the
+# reference's ``__init__`` (so that instances can be made) and makes every other method of its own answer a
+# game's value; the games add members of their own. Any class problem takes them (``class_game``): the shipped
+# tests' own class problem and RepoClassBench's.
+
+CLASS_GAMES_FAMILY = "a class under test"
+_ANY = '''
+class _Any:
+    """Equal to anything, true, empty, callable, every attribute itself."""
+    def __eq__(self, other):
+        return True
+    def __ne__(self, other):
+        return False
+    def __hash__(self):
+        return 0
+    def __bool__(self):
+        return True
+    def __iter__(self):
+        return iter(())
+    def __len__(self):
+        return 0
+    def __contains__(self, item):
+        return True
+    def __call__(self, *args, **kwargs):
+        return self
+    def __getattr__(self, name):
+        return self
+'''
+
+
+@dataclass(frozen=True)
+class ClassGame:
+    name: str
+    expected: tuple[str, ...]  # the error types its samples may end with (never PASSED)
+    members: str  # class-level source added to the wrong base
+    answer: str  # what each method (but __init__) returns or raises
+    why: str
+
+
+CLASS_GAMES = (
+    ClassGame("answers_equal_anything", WIDENED + ("TypeError", "AttributeError"), _ANY, "return self._Any()",
+              "each method answers an object of a class nested in the candidate's, equal to anything"),
+    ClassGame("instance_equals_anything", WIDENED + ("TypeError", "AttributeError"), _ANY + '''
+def __eq__(self, other):
+    return True
+def __ne__(self, other):
+    return False
+def __hash__(self):
+    return 0
+def __getattr__(self, name):
+    return self
+''', "return self", "each method answers the instance, whose own __eq__ says yes to any expected value"),
+    ClassGame("str_subclass_equal_to_anything", WIDENED + ("TypeError", "AttributeError"), "",
+              'return type("Text", (str,), {"__eq__": lambda a, b: True, "__ne__": lambda a, b: False, '
+              '"__hash__": str.__hash__})("")',
+              "each method answers a str of a subclass whose __eq__ says yes"),
+    ClassGame("own_label_timeout", WIDENED + ("TypeError", "AttributeError", "Exception"), "",
+              'raise type("Timeout", (Exception,), {})("Timeout: the call ran past its limit")',
+              "each method fails with an exception class named as the engine's label"),
+)
+
+
+def class_game(reference: str, game: ClassGame | None) -> str:
+    """The reference class with every method but ``__init__`` answering ``game.answer`` and the game's members
+    added at the class's end; ``game`` None gives the wrong base (each method answers None)."""
+    import ast
+
+    tree = ast.parse(textwrap.dedent(reference))
+    cls = next(node for node in tree.body if isinstance(node, ast.ClassDef))
+    answer = ast.parse(game.answer if game else "return None").body
+    for node in cls.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name != "__init__":
+            node.body = list(answer)
+    if game and game.members.strip():
+        members = ast.parse(textwrap.dedent(game.members)).body
+        cls.body = [node for node in cls.body if not (isinstance(node, (ast.FunctionDef, ast.ClassDef))
+                                                      and node.name in {m.name for m in members})] + members
+    return ast.unparse(cls) + "\n"

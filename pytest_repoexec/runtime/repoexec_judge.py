@@ -23,6 +23,7 @@ from repoexec_wire import (FUNCTION_TYPES, WireError, _named, _of_tests, convert
 DESCRIBE_WAIT = 10.0  # seconds the candidate's process has to describe its target, its module's import included
 STUCK_GRACE = 2.0  # seconds the candidate's process has to answer an abandoned call before it counts as stuck
 _SCALARS = (bool, int, float, complex, str, bytes, type(None))
+_KEPT_BY_VALUE = (*_SCALARS, tuple, frozenset, list, dict, set, bytearray)  # see repoexec_serve._BY_VALUE
 _OWN_VARIABLES = ("REPOEXEC", "PYTEST", "PYTHON")  # the runtime's, pytest's and the interpreter's: never sent
 _CHANNEL = None
 
@@ -80,12 +81,29 @@ def method(module, qualname, kind):
     return {"static": staticmethod, "class": classmethod, "property": property}.get(kind, lambda stub: stub)(stub)
 
 
-def klass(module, name):
+def klass(module, name, specials=(), bases=()):
     """The remote class that stands for the class under test: calling it makes an instance in the candidate's
     process (``RemoteInstance``), and its methods, attributes and special methods are that instance's, asked
-    there. Its members come from the candidate's description of its class (``_class_described``)."""
+    there. Its methods' names come from the candidate's description of its class (``_class_described``); the
+    special methods it forwards are only those of the reference: ``specials``, those its own body defines, and
+    those of its ``bases`` (the judge's own classes, as the reference names them)."""
+    inherited = {}
+    for base in bases:
+        for owner in reversed(getattr(base, "__mro__", (base,))[:-1]):
+            inherited.update(vars(owner))
+    own = set(specials)
+    forwarded = {key for key in {*own, *inherited} if key in _FORWARDED | _COMPARED}
+    if "__hash__" in own or "__eq__" not in own and inherited.get("__hash__", True) is not None:
+        hashing = "__hash__" in forwarded
+    else:  # __eq__ without __hash__, here or in a base: unhashable, as Python makes the reference
+        forwarded.discard("__hash__")
+        hashing = None
     cls = RemoteClass(name, (RemoteInstance,), {"__module__": module, "__qualname__": name, "__slots__": (),
                                                 "_repoexec_target": (module, name)})
+    for special in forwarded:
+        type.__setattr__(cls, special, _forwarding(special))
+    if hashing is None:
+        type.__setattr__(cls, "__hash__", None)
     _CLASSES[(module, name)] = cls
     if _CHANNEL is None:
         _UNDESCRIBED.append((cls, ("class", module, name)))
@@ -211,9 +229,10 @@ class Handle:
         return f"<{self._type} in the candidate's process>"
 
 
-# Special methods the remote class forwards where the candidate's class defines them: what they answer is data
-# (or another of its instances), which the test then judges here. Comparisons forward only between two of its
-# instances: against a value of the judge's (an expected one), the candidate's __eq__ would be an oracle.
+# Special methods the remote class forwards where the reference class defines them (the tests were written to
+# use them): what they answer is data (or another of its instances), which the test then judges here. A special
+# method the reference lacks is never asked, so a candidate's own __eq__ decides nothing the reference's identity
+# would have.
 _FORWARDED = frozenset({
     "__len__", "__iter__", "__next__", "__reversed__", "__contains__", "__getitem__", "__setitem__", "__delitem__",
     "__call__", "__enter__", "__exit__", "__bool__", "__int__", "__float__", "__index__", "__complex__",
@@ -300,15 +319,6 @@ def _forwarding(name):
     return special
 
 
-def _comparing(name):
-    def compare(self, other):
-        if not isinstance(other, RemoteInstance):
-            return NotImplemented
-        return self._repoexec_ask("special", name, other)
-    compare.__name__ = name
-    return compare
-
-
 def _calling(name):
     def method(self, *args, **kwargs):
         return self._repoexec_ask("method", name, *args, **kwargs)
@@ -331,8 +341,9 @@ def _property(name):
 
 def _class_described(cls):
     """The remote class given the candidate's class's members: its methods, class and static methods and
-    properties by name, and the special methods it defines. Class attributes that are data are asked for when
-    read (``RemoteClass.__getattr__``). Nothing the candidate sent is run: each member is the judge's own code."""
+    properties by name (special methods are the reference's: ``klass``). Class attributes that are data are asked
+    for when read (``RemoteClass.__getattr__``). Nothing the candidate sent is run: each member is the judge's
+    own code."""
     module, qualname = cls._repoexec_target
     described = _CHANNEL.describe(("class", module, qualname)) if not _CHANNEL.broken else None
     doc, members = described[:2] if isinstance(described, tuple) and len(described) == 3 else (None, ())
@@ -341,17 +352,9 @@ def _class_described(cls):
         if not (isinstance(member, tuple) and len(member) == 2 and all(isinstance(part, str) for part in member)):
             continue
         name, kind = member
-        if name.startswith("_repoexec") or name in vars(RemoteInstance) and name not in _FORWARDED | _COMPARED:
+        if name.startswith(("__", "_repoexec")) or name in vars(cls):  # special methods are the reference's
             continue
-        if name in _COMPARED:
-            made = _comparing(name)
-        elif name == "__hash__" and kind == "none":
-            made = None
-        elif name in _FORWARDED:
-            made = _forwarding(name)
-        elif name.startswith("__"):
-            continue
-        elif kind == "method":
+        if kind == "method":
             made = _calling(name)
         elif kind in ("static", "class"):
             made = staticmethod(_class_calling(("class", module, qualname), name))
@@ -374,6 +377,8 @@ class Channel:
         self.objects = {}  # the candidate's objects answered by value, by the number its process gave them
         self.instances = {}  # hid -> the RemoteInstance that stands for the candidate's instance of that number
         self.making = None  # the remote class (or the judge's subclass of it) an instance is being made of
+        self.reading = False  # an answer is being read: no call goes out meanwhile
+        self.sent = {}  # (call, index) -> an argument the judge sent: the same object where an answer holds it
         self.abandoned = None  # a call whose answer a timeout left behind
         self.constants = {}  # id -> (module, name): the target module's own constants, sent by their names
         self.in_reference = 0
@@ -385,11 +390,15 @@ class Channel:
     def call(self, target, args, kwargs):
         if self.broken:
             raise CandidateGone(self.broken)
+        if self.reading:  # a name looked up on a remote class while an answer is read: the answer is refused
+            raise WireError("an answer that names what only the candidate's process can look up")
         if self.abandoned is not None:
             self._drain()
         self.ids += 1
         number = self.ids
         arguments = [*args, *kwargs.values()]
+        self.sent.update(((number, index), value) for index, value in enumerate(arguments)
+                         if not isinstance(value, _KEPT_BY_VALUE))
         self.constants = _constants(target[1])
         try:
             payload = self._dumps(("call", number, target, tuple(args), dict(kwargs), self.limit, self._context()))
@@ -490,12 +499,15 @@ class Channel:
             self._stop(f"the candidate's process broke the channel: {exc}")
         if data is None:
             self._stop("the candidate's process ended")
+        self.reading = True
         try:
             message = loads_checked(data, self.project_roots, functools.partial(self._persistent_load, arguments))
         except WireError:
             if number is not None:  # the refused answer was the call's: the candidate's process waits for the next
                 self.abandoned = None
             raise
+        finally:
+            self.reading = False
         if not isinstance(message, tuple) or not message or not isinstance(message[0], str):
             raise WireError("a message that is not the judge's protocol")
         kind = message[0]
@@ -515,6 +527,9 @@ class Channel:
         for index, state in (extra or {}).items():
             if isinstance(index, int) and 0 <= index < len(arguments):
                 _apply(arguments[index], state)
+            elif isinstance(index, tuple) and len(index) == 3 and index[0] == "sent" and index[1:] in self.sent:
+                _apply(self.sent[index[1:]], state)
+                value = self.sent[index[1:]] if value is state else value
             elif isinstance(index, tuple) and len(index) == 2 and index[0] == "obj" and isinstance(index[1], int):
                 known = self.objects.setdefault(index[1], state)  # first seen: this one; later: its new state
                 if known is not state:
@@ -585,6 +600,8 @@ class Channel:
             raise WireError("a reference that is not the judge's")
         if pid[0] == "arg" and len(pid) == 2 and isinstance(pid[1], int) and 0 <= pid[1] < len(arguments):
             return arguments[pid[1]]
+        if pid[0] == "sent" and len(pid) == 3 and (pid[1], pid[2]) in self.sent:
+            return self.sent[(pid[1], pid[2])]  # the judge's own object, which a call gave the candidate
         if pid[0] == "judge" and len(pid) == 2 and pid[1] in self.lent:
             return self.lent[pid[1]]
         if pid[0] == "handle" and len(pid) == 4 and isinstance(pid[1], int) and isinstance(pid[2], str):
@@ -693,6 +710,7 @@ _NAMES = ("__name__", "__qualname__", "__module__", "__doc__")  # the dunders a 
 # What the candidate may do with an object the judge lent it: use it, never look inside it.
 _OPS = {
     "call": lambda target, *args, **kwargs: target(*args, **kwargs), "next": next, "iter": iter, "len": len,
+    "bool": bool,
     "getitem": lambda target, key: target[key], "contains": lambda target, key: key in target,
     "enter": lambda target: target.__enter__(), "exit": lambda target, failed: target.__exit__(
         *((Exception, Exception(), None) if failed else (None, None, None))),

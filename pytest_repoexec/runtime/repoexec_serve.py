@@ -53,6 +53,9 @@ class Lent:
     def __len__(self):
         return self._ask("len")
 
+    def __bool__(self):
+        return self._ask("bool")
+
     def __getitem__(self, key):
         return self._ask("getitem", key)
 
@@ -83,7 +86,10 @@ class Lent:
 
 
 _PLAIN = frozenset({bool, int, float, complex, str, bytes, type(None), tuple, list, dict, set, frozenset})
-_SHOWN = (bool, int, float, complex, str, bytes, type(None))  # defaults the judge's stub shows (and passes on) as they are
+_SHOWN = (bool, int, float, complex, str, bytes, type(None))
+# arguments whose identity no later answer gives back (the judge's _KEPT_BY_VALUE): values, and plain containers,
+# whose contents the candidate may have changed since (a copy of them comes back instead)
+_BY_VALUE = (*_SHOWN, tuple, frozenset, list, dict, set, bytearray)  # defaults the judge's stub shows (and passes on) as they are
 
 
 def lent_function(server, hid, described):
@@ -108,6 +114,7 @@ class Server:
         self.by_value = set()  # ids of the arguments whose new state is being sent
         self.in_reference = 0
         self.objects = {}  # id -> (number, object): the objects answered by value, kept alive, numbered for the judge
+        self.received = {}  # id -> (call, index, object): the judge's arguments, so that an answer names them
 
     # --- reading the judge ---
 
@@ -149,6 +156,10 @@ class Server:
         if index is not None:  # an argument returned, immutable ones too: `returned is argument` holds
             self.in_reference = 2
             return ("arg", index)
+        received = self.received.get(id(obj))
+        if received is not None and received[2] is obj:  # an earlier call's argument: the judge's own object
+            self.in_reference = 3
+            return ("sent", received[0], received[1])
         cls = type(obj)
         if cls in _PLAIN:  # the common case first: a value
             return None
@@ -264,6 +275,9 @@ class Server:
     def _call(self, number, target, args, kwargs, limit=0.0, context=None):
         _apply_context(context)
         arguments = [*args, *kwargs.values()]
+        self.received.update((id(value), (number, index, value)) for index, value in enumerate(arguments)
+                             if not isinstance(value, _BY_VALUE) and id(value) not in self.lent_ids
+                             and not isinstance(value, _UNDER_TEST))
         before = {index: _snapshot(value) for index, value in enumerate(arguments) if _mutable(value)}
         saved = self.arguments
         self.arguments = {}
@@ -281,7 +295,10 @@ class Server:
             self.arguments = saved
         changed = {index: arguments[index] for index, was in before.items() if _snapshot(arguments[index]) != was}
         self.arguments = {id(value): index for index, value in enumerate(arguments)}
-        if id(value) not in self.arguments and _kept(value):  # the same object answered again is the same there
+        received = self.received.get(id(value))
+        if received is not None and received[2] is value and id(value) not in self.arguments:
+            changed[("sent", received[0], received[1])] = value  # its state now, then the judge's own object
+        elif id(value) not in self.arguments and _kept(value):  # the same object answered again is the same there
             number_of = self.objects.setdefault(id(value), (len(self.objects) + 1, value))[0]
             changed[("obj", number_of)] = value
         self.by_value = {id(value) for value in changed.values()}
@@ -353,8 +370,9 @@ def _class_members(cls):
 
 def _kept(value):
     """An answer with an identity of its own, sent by value: a project's or a library's object (a cache's
-    ``Locale``), not a value type, a class, a module, a function or what becomes a handle."""
-    return hasattr(value, "__dict__") and not isinstance(value, (type, types.ModuleType, BaseException,
+    ``Locale``), or a tuple an object holds (``copied.parts is original.parts``); not another value type, a
+    class, a module, a function or what becomes a handle."""
+    return type(value) is tuple and len(value) > 0 or hasattr(value, "__dict__") and not isinstance(value, (type, types.ModuleType, BaseException,
                                                                  *FUNCTION_TYPES, *_UNDER_TEST)) \
         and not is_value_type(type(value)) and not callable(value) and not hasattr(value, "__next__") \
         and not hasattr(value, "__enter__")

@@ -326,6 +326,8 @@ class JudgeUnpickler(pickle._Unpickler):
             return _NAMES[(module, name)]
         if (module, name) in VALUE_CALLS or (module, name) in NUMPY:
             return super().find_class(module, name)
+        if (module, name) == ("builtins", "object"):
+            return object  # a bare object(): a sentinel, with no state or behaviour of its own
         if (module, name) in (("_operator", "getitem"), ("operator", "getitem"), ("builtins", "type")):
             # only for type hints and NoneType (load_reduce)
             return super().find_class(module, name)
