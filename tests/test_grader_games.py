@@ -22,8 +22,8 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO, SHIPPED, write_replay
-from grader_games import (AFTER_DEFENCES, AFTER_DEFENCES_GAMES, ATTACK, ATTACKS, CATALOGUE, FAMILIES, PASSED, READER,
-                          REPOEXEC_GAMES, TR_ORACLE, WRITER, Game)
+from grader_games import (AFTER_DEFENCES, AFTER_DEFENCES_GAMES, ATTACK, ATTACKS, CATALOGUE, CLASS_GAMES, FAMILIES,
+                          PASSED, READER, REPOEXEC_GAMES, TR_ORACLE, WRITER, ClassGame, Game, class_game)
 from pytest_repoexec.cli import main as cli_main
 from pytest_repoexec.problem import load_problem
 from test_hostile import REAL_HOME, leftovers, leftovers_after_grace, marked_files
@@ -193,3 +193,69 @@ def test_games_after_the_defences_fail_apart_on_repoexec_and_raise_no_tr(run_rep
               for key, what in games.items() if samples[key]["tests_passed"] > base[key[0]]]
     assert raised == []
     assert {samples[key]["judge"] for key in games} == {"apart"}
+
+
+RCB_DATA = REPO.parent / "shared" / "repoclassbench"
+RCB_GAMED = ("requests-0192aac24123/SESsiON", "requests-0192aac24123/rEQueSt", "pydicom-a8be738418de/PeRSoNnAmE")
+
+
+def _class_games_replay(path: Path, problems: dict[str, object]) -> tuple[Path, dict[tuple[str, int], object]]:
+    """Each class problem's reference, its wrong base, then every class game: the replay and what each sample is."""
+    completions, layout = {}, {}
+    for problem_id, problem in problems.items():
+        completions[problem_id] = [problem.reference, class_game(problem.reference, None),
+                                   *(class_game(problem.reference, game) for game in CLASS_GAMES)]
+        layout.update({(problem_id, index): what for index, what in enumerate(["reference", "wrong base",
+                                                                                *CLASS_GAMES])})
+    return write_replay(path, completions), layout
+
+
+def _no_class_game_passes(report: dict, layout: dict, problems: dict) -> None:
+    """No game passes or names an engine's label; none passes more tests than the wrong base, but where the
+    reference defines __eq__ and the game answers the instance with an __eq__ of its own: the tests that compare
+    an instance with a value then ask the class's own comparison, which is the class's to answer (the threat
+    model says so)."""
+    samples = {(s["problem"], s["sample"]): s for s in report["samples"]}
+    assert set(samples) == set(layout)
+    assert all(samples[key]["passed"] for key, what in layout.items() if what == "reference"), \
+        [samples[key]["error_log"] for key, what in layout.items() if what == "reference"]
+    base = {key[0]: samples[key] for key, what in layout.items() if what == "wrong base"}
+    assert not any(sample["passed"] for sample in base.values())
+    games = {key: what for key, what in layout.items() if isinstance(what, ClassGame)}
+    wrong = [f"{game.name} on {key[0]}: {outcome(samples[key])}, {samples[key]['tests_passed']} tests passed (the wrong "
+             f"base {base[key[0]]['tests_passed']})" for key, game in games.items()
+             if outcome(samples[key]) not in game.expected
+             or samples[key]["tests_passed"] > base[key[0]]["tests_passed"]
+             and not (game.name == "instance_equals_anything" and "def __eq__" in problems[key[0]].reference)]
+    assert wrong == []
+    assert {samples[key]["judge"] for key in layout} == {"apart"}
+
+
+@pytest.mark.parametrize("executor", ["warm", "process"])
+def test_class_games_fail_apart_on_a_class_problem(run_repoexec, pytester, executor):
+    """The class under test's own games (answers equal to anything, an instance whose __eq__ says yes, a str
+    subclass, its own Timeout), on the test suite's class problem: none passes, none raises TR or names a label."""
+    from test_class_problems import write_project
+
+    project = write_project(pytester.path)
+    problems = {"zoo/pen": load_problem(project / "pen" / "problem.toml")}
+    replay, layout = _class_games_replay(pytester.path / "games.jsonl", problems)
+    result, report = run_repoexec(str(project), f"--repoexec-model=replay:{replay}", f"--repoexec-executor={executor}",
+                                  "--repoexec-fresh")
+    assert report is not None, result.stdout.str()[-3000:]
+    _no_class_game_passes(report, layout, problems)
+
+
+@pytest.mark.timeout(1500)
+def test_class_games_fail_apart_on_repoclassbench(run_repoexec, pytester):
+    """The same games on three RepoClassBench classes judged by their projects' own suites (requests' Session and
+    Request, pydicom's PersonName)."""
+    imported = pytester.path / "rcb"
+    cli_main(["import", "--format", "repoclassbench", str(RCB_DATA), "--out", str(imported),
+              "--projects", "requests-0192aac24123,pydicom-a8be738418de"])
+    problems = {name: load_problem(imported / name / "problem.toml") for name in RCB_GAMED}
+    replay, layout = _class_games_replay(pytester.path / "games.jsonl", problems)
+    result, report = run_repoexec(*(str(imported / name) for name in RCB_GAMED), f"--repoexec-model=replay:{replay}",
+                                  "--repoexec-fresh", "--repoexec-sample-timeout=600", subprocess=True)
+    assert report is not None, "no report; the run's output ends:\n" + "\n".join(result.outlines[-30:])
+    _no_class_game_passes(report, layout, problems)

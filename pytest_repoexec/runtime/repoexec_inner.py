@@ -542,6 +542,16 @@ def pytest_configure(config):
         _RECORDER.coverage_running = True
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_load_initial_conftests(early_config, parser, args):
+    """A judge's channel opens before the project's conftest files are imported: they may use the target at once
+    (pylint's tests make their linter, and with it the class under test, when their conftest is imported)."""
+    known = early_config.known_args_namespace
+    if getattr(known, "repoexec_judge_fd", None) is not None:
+        repoexec_judge.open_channel(known.repoexec_judge_fd, known.repoexec_project_root,
+                                    lambda why: _RECORDER.stop(why) if _RECORDER is not None else None)
+
+
 def attach(config, results_fd, token_fd, judge_fd):
     """The stream, the limits, and a judge's channel, before any candidate code runs, here or across. Called at
     configuration; or, for a session collected before its sample was forked (``--repoexec-attach``, a judge's
@@ -557,5 +567,5 @@ def attach(config, results_fd, token_fd, judge_fd):
     unfiltered = deny_system_calls()
     if unfiltered:
         print(f"repoexec: no seccomp filter: {unfiltered}")
-    if judge_fd is not None:
+    if judge_fd is not None and repoexec_judge._CHANNEL is None:  # not opened before the conftest files
         repoexec_judge.open_channel(judge_fd, config.getoption("--repoexec-project-root"), _RECORDER.stop)

@@ -17,13 +17,12 @@ import sys
 import time
 import types
 
-from repoexec_wire import (FUNCTION_TYPES, WireError, _named, _of_tests, converted, dumps, loads_checked, receive,
-                           resolve_global, send, shaped_function, socket_from, trusted_module)
+from repoexec_wire import (FUNCTION_TYPES, WireError, _named, _of_tests, converted, dumps, identities, loads_checked,
+                           receive, resolve_global, send, shaped_function, socket_from, trusted_module)
 
 DESCRIBE_WAIT = 10.0  # seconds the candidate's process has to describe its target, its module's import included
 STUCK_GRACE = 2.0  # seconds the candidate's process has to answer an abandoned call before it counts as stuck
 _SCALARS = (bool, int, float, complex, str, bytes, type(None))
-_KEPT_BY_VALUE = (*_SCALARS, tuple, frozenset, list, dict, set, bytearray)  # see repoexec_serve._BY_VALUE
 _OWN_VARIABLES = ("REPOEXEC", "PYTEST", "PYTHON")  # the runtime's, pytest's and the interpreter's: never sent
 _CHANNEL = None
 
@@ -378,7 +377,7 @@ class Channel:
         self.instances = {}  # hid -> the RemoteInstance that stands for the candidate's instance of that number
         self.making = None  # the remote class (or the judge's subclass of it) an instance is being made of
         self.reading = False  # an answer is being read: no call goes out meanwhile
-        self.sent = {}  # (call, index) -> an argument the judge sent: the same object where an answer holds it
+        self.sent = {}  # (call, key) -> an argument the judge sent (``identities``): itself where an answer holds it
         self.abandoned = None  # a call whose answer a timeout left behind
         self.constants = {}  # id -> (module, name): the target module's own constants, sent by their names
         self.in_reference = 0
@@ -397,8 +396,7 @@ class Channel:
         self.ids += 1
         number = self.ids
         arguments = [*args, *kwargs.values()]
-        self.sent.update(((number, index), value) for index, value in enumerate(arguments)
-                         if not isinstance(value, _KEPT_BY_VALUE))
+        self.sent.update(((number, key), value) for key, value in identities(arguments))
         self.constants = _constants(target[1])
         try:
             payload = self._dumps(("call", number, target, tuple(args), dict(kwargs), self.limit, self._context()))
@@ -600,8 +598,8 @@ class Channel:
             raise WireError("a reference that is not the judge's")
         if pid[0] == "arg" and len(pid) == 2 and isinstance(pid[1], int) and 0 <= pid[1] < len(arguments):
             return arguments[pid[1]]
-        if pid[0] == "sent" and len(pid) == 3 and (pid[1], pid[2]) in self.sent:
-            return self.sent[(pid[1], pid[2])]  # the judge's own object, which a call gave the candidate
+        if pid[0] == "sent" and len(pid) == 3 and pid[1:] in self.sent:
+            return self.sent[pid[1:]]  # the judge's own object, which a call gave the candidate
         if pid[0] == "judge" and len(pid) == 2 and pid[1] in self.lent:
             return self.lent[pid[1]]
         if pid[0] == "handle" and len(pid) == 4 and isinstance(pid[1], int) and isinstance(pid[2], str):

@@ -20,8 +20,8 @@ import traceback
 import types
 
 from repoexec_guard import apply_limits, deny_system_calls, limit_kind
-from repoexec_wire import (FUNCTION_TYPES, WIRE_CALLS, _named, _named_singleton, converted, dumps, is_value_type,
-                           module_of_project, receive, send, shaped_function, socket_from)
+from repoexec_wire import (FUNCTION_TYPES, WIRE_CALLS, _named, _named_singleton, converted, dumps, identities,
+                           is_value_type, module_of_project, receive, send, shaped_function, socket_from)
 
 _GRACE = 0.5  # seconds past the test's limit before a call is interrupted here (the judge's timeout comes first)
 
@@ -86,10 +86,7 @@ class Lent:
 
 
 _PLAIN = frozenset({bool, int, float, complex, str, bytes, type(None), tuple, list, dict, set, frozenset})
-_SHOWN = (bool, int, float, complex, str, bytes, type(None))
-# arguments whose identity no later answer gives back (the judge's _KEPT_BY_VALUE): values, and plain containers,
-# whose contents the candidate may have changed since (a copy of them comes back instead)
-_BY_VALUE = (*_SHOWN, tuple, frozenset, list, dict, set, bytearray)  # defaults the judge's stub shows (and passes on) as they are
+_SHOWN = (bool, int, float, complex, str, bytes, type(None))  # defaults the judge's stub shows (and passes on) as they are
 
 
 def lent_function(server, hid, described):
@@ -158,7 +155,7 @@ class Server:
             return ("arg", index)
         received = self.received.get(id(obj))
         if received is not None and received[2] is obj:  # an earlier call's argument: the judge's own object
-            self.in_reference = 3
+            self.in_reference = 3 + len(received[1])
             return ("sent", received[0], received[1])
         cls = type(obj)
         if cls in _PLAIN:  # the common case first: a value
@@ -275,9 +272,7 @@ class Server:
     def _call(self, number, target, args, kwargs, limit=0.0, context=None):
         _apply_context(context)
         arguments = [*args, *kwargs.values()]
-        self.received.update((id(value), (number, index, value)) for index, value in enumerate(arguments)
-                             if not isinstance(value, _BY_VALUE) and id(value) not in self.lent_ids
-                             and not isinstance(value, _UNDER_TEST))
+        self.received.update((id(value), (number, key, value)) for key, value in identities(arguments))
         before = {index: _snapshot(value) for index, value in enumerate(arguments) if _mutable(value)}
         saved = self.arguments
         self.arguments = {}

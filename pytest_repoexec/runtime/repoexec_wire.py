@@ -132,6 +132,21 @@ def _exactly(sock, size):
 IMMUTABLE = (bool, int, float, complex, str, bytes, tuple, frozenset, type(None))
 
 
+_NO_IDENTITY = (*IMMUTABLE, list, dict, set, bytearray)  # a copy serves: a value, or a container of changed contents
+
+
+def identities(arguments):
+    """(key, object) for each argument of a call whose identity a later answer may need back (``returned is
+    adapter``), and for each such item of an argument that is a list, tuple or dict: the same keys on both sides
+    of the channel, the judge's originals and the candidate's process's copies."""
+    for index, value in enumerate(arguments):
+        items = enumerate(value) if type(value) in (list, tuple) else enumerate(value.values()) \
+            if type(value) is dict else ()
+        yield from (((index, place), item) for place, item in items if not isinstance(item, _NO_IDENTITY))
+        if not isinstance(value, _NO_IDENTITY):
+            yield (index,), value
+
+
 def is_value_type(cls):
     return cls in VALUE_TYPES or cls in EXCEPTIONS
 
