@@ -5,6 +5,10 @@ reference and tests do nothing destructive, the reference passes, every test giv
 same compared values over several runs, the tests cover the function well enough, and they fail when the
 function's body is replaced by ``pass``. The mutation score is reported beside coverage, with a threshold
 only when asked for. Runs are those of ``executor.py``: the project's virtualenv, the sandbox, the timeouts.
+
+A program's own tests (``program_tests``, Exec-CSN's) hold their author's expected values, not values a fixer
+captured from one run, so only their outcomes must hold over the runs; and a test that shows no check of the
+function in its syntax is sane when it fails on the ``pass`` body, which shows that it reaches the function.
 """
 
 from __future__ import annotations
@@ -71,11 +75,20 @@ def check(problem: Problem, env: ProjectEnv, executor: Executor, settings: GateS
     module = focal_module(problem, env)
     findings = scan(problem.reference, "reference", function_lines(module, problem.entry_point)[0])
     reruns = 1 if problem.known_failure else settings.reruns  # its reference cannot pass here: no flakiness to judge
+    indirect: dict[str, str] = {}  # a program's tests that show no check of the function: the `pass` body decides
     if problem.tests is None:  # the project's own tests: chosen for running the function's body, which coverage
         # checks below; they stay as the project wrote them, so their outcomes (not their values) are compared
         reasons = []
         for name in sorted({node.partition("::")[0] for node in problem.suite}):
             findings += scan((env.source_root / name).read_text(encoding="utf-8"), name)
+        options = RunOptions(reruns=reruns, coverage=True)
+    elif problem.program_tests:  # its author's expected values, which no fixer captured: as the project's suite,
+        # its outcomes are compared, not its values (a test may compare a time with itself); and a test that reaches
+        # the function through other code (a constructor, a public method) is fit if it fails on the `pass` body
+        tests = problem.tests.read_text(encoding="utf-8")
+        reasons = []
+        indirect = testmodule.unchecked_tests(testmodule.parse(tests), problem.function_name)
+        findings += scan(tests, problem.tests.name)
         options = RunOptions(reruns=reruns, coverage=True)
     else:
         tests = problem.tests.read_text(encoding="utf-8")
@@ -104,8 +117,11 @@ def check(problem: Problem, env: ProjectEnv, executor: Executor, settings: GateS
     seconds = {"reference": round(run.duration, 3)}
 
     score, count, decoy = None, 0, None
-    if not error:
-        mutation_reasons, score, count, seconds["mutants"] = _mutation(problem, env, executor, module, settings)
+    if error:  # no `pass` body run: such a test stays unchecked
+        reasons += [f"test sanity: {line}" for line in indirect.values()]
+    else:
+        mutation_reasons, score, count, seconds["mutants"] = _mutation(problem, env, executor, module, settings,
+                                                                       indirect)
         reasons += mutation_reasons
         decoy = decoys.of(problem, env, executor, module).unavailable if decoys is not None else None
     return GateResult(
@@ -117,7 +133,7 @@ def check(problem: Problem, env: ProjectEnv, executor: Executor, settings: GateS
 
 
 def flaky_tests(run: SampleRun) -> list[str]:
-    """Tests whose outcome differs between rounds, or whose compared values do."""
+    """Tests whose outcome differs between rounds, or whose compared values do (where the tests were instrumented)."""
     first = {test.name: test.outcome for test in run.tests}
     names = {name for name in first if any(name in outcomes and outcomes[name] != first[name]
                                            for outcomes in run.rerun_outcomes)}  # absent: not run again
@@ -192,21 +208,31 @@ def _span(node: ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef, body: boo
 
 
 def _mutation(
-    problem: Problem, env: ProjectEnv, executor: Executor, module: str, settings: GateSettings
+    problem: Problem, env: ProjectEnv, executor: Executor, module: str, settings: GateSettings,
+    indirect: dict[str, str],
 ) -> tuple[list[str], float | None, int, float]:
-    """Reasons, the mutation score, the number of mutants and the time they took."""
+    """Reasons, the mutation score, the number of mutants and the time they took. The ``indirect`` tests (by
+    name, with their sanity line) must each fail on the `pass` body, so that one runs them all."""
     reasons, seconds = [], 0.0
 
-    def survives(function: str) -> bool:
+    def run_of(function: str, first_failure: bool = True) -> SampleRun:
         nonlocal seconds
         run = executor.run(env, problem, candidate_module(problem, module, Candidate("", function)),
-                           RunOptions(first_failure=True))
+                           RunOptions(first_failure=first_failure))
         seconds += run.duration
-        return verdict(run, problem.test_count)[1] is None
+        return run
 
-    if survives(pass_body(problem.reference)):
+    def survives(function: str) -> bool:
+        return verdict(run_of(function), problem.test_count)[1] is None
+
+    empty = run_of(pass_body(problem.reference), first_failure=not indirect)
+    if verdict(empty, problem.test_count)[1] is None:
         reasons.append(f"the tests pass when {problem.function_name}'s body is `pass`" if problem.kind == FUNCTION
                        else f"the tests pass on an empty class `class {problem.function_name}: pass`")
+    else:
+        passing = {test.name.partition("[")[0] for test in empty.tests if test.outcome == "passed"}
+        reasons += [f"test sanity: {line}, and passes when its body is `pass`" for name, line in indirect.items()
+                    if name in passing]
     found = mutants(problem.reference, settings.mutants) if settings.mutants else []
     survivors = [mutant for mutant in found if survives(mutant.function)]
     score = 100 * (len(found) - len(survivors)) / len(found) if found else None

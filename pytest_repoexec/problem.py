@@ -96,6 +96,10 @@ class Problem:
     limits: dict[str, int] = field(default_factory=dict, compare=False, hash=False)  # over the run's, by Limits field
     prompt_overrides: dict[str, str] = field(default_factory=dict, compare=False, hash=False)
     suite: tuple[str, ...] = ()  # node ids of the project's own tests, relative to its source root, run in place
+    # the test module is a program's own test, as its author wrote it (Exec-CSN): the gate compares its outcomes,
+    # not its values (no fixer captured them), and takes a test that reaches the function only through other code
+    # when the `pass` body fails it
+    program_tests: bool = False
     kind: str = syntax.FUNCTION  # what the entry point names: a function (or method), or a module-level class
     description_form: str = "detailed"  # which of a class problem's descriptions its prompts hold (a run option)
 
@@ -287,7 +291,7 @@ def _load_source(fields: _Fields, project_dir: Path) -> Source:
 
 _PROBLEM_FIELDS = {
     "module", "entry_point", "test_count", "number", "tests", "expected", "timeout", "dependencies",
-    "reference", "prompt", "known_failure", "quarantine", "allow", "network", "limits", "suite",
+    "reference", "prompt", "known_failure", "quarantine", "allow", "network", "limits", "suite", "program_tests",
 }
 
 
@@ -319,10 +323,13 @@ def load_problem(manifest: Path, description: str = "detailed") -> Problem:
     reference = fields.get("reference", str)
     kind = _check_reference(fields, reference, entry_point)
     suite = _suite(fields)
+    program_tests = fields.get("program_tests", bool, False)
     if suite:
         tests = None
         if len(suite) != test_count:
             raise fields.error("test_count", f"is {test_count} but suite names {len(suite)} tests")
+        if program_tests:
+            raise fields.error("program_tests", "a problem judged by the project's suite has no test module")
     else:
         tests = _find_tests(fields, manifest.parent)
         _check_test_count(fields, tests, test_count)
@@ -376,6 +383,7 @@ def load_problem(manifest: Path, description: str = "detailed") -> Problem:
         allow=allow,
         prompt_overrides=overrides,
         suite=suite,
+        program_tests=program_tests,
         kind=kind,
         description_form=description,
     )

@@ -133,17 +133,22 @@ def sanity_problems(source: str, function_name: str) -> list[str]:
         tree = parse(source)
     except SyntaxError as exc:
         return [f"the test module does not parse: {exc.msg} (line {exc.lineno})"]
-    problems = []
-    tests = list(test_functions(tree))
-    if not tests:
+    if not any(test_functions(tree)):
         return ["the test module defines no test functions"]
-    for test in tests:
+    return list(unchecked_tests(tree, function_name).values())
+
+
+def unchecked_tests(tree: ast.Module, function_name: str) -> dict[str, str]:
+    """The tests whose syntax shows no check of the function, by name, each with the sanity check's line: they
+    never call it, or assert nothing about it."""
+    unchecked = {}
+    for test in test_functions(tree):
         relevance = _Relevance(tree, function_name, test)
         if any(_checks(node, relevance) for node in ast.walk(test)):
             continue
         what = "asserts nothing about" if relevance.calls(test) else "never calls"
-        problems.append(f"{test.name} (line {test.lineno}) {what} {function_name}")
-    return problems
+        unchecked[test.name] = f"{test.name} (line {test.lineno}) {what} {function_name}"
+    return unchecked
 
 
 def assertion_sites(source: str, function_name: str) -> list[AssertionSite]:

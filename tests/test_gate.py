@@ -10,6 +10,7 @@ import pytest
 
 CORE = '''\
 import os
+import time
 from dataclasses import dataclass
 
 
@@ -50,6 +51,23 @@ def bounds(points):
     low = Point(min(p.x for p in points), min(p.y for p in points))
     high = Point(max(p.x for p in points), max(p.y for p in points))
     return {"low": low, "high": high, "count": len(points)}
+
+
+def stamp(events):
+    """Each event with the time it was stamped at."""
+    return [(event, time.time()) for event in events]
+
+
+def _checked(value):
+    """The value, or ValueError when it is negative."""
+    if value < 0:
+        raise ValueError(value)
+    return value
+
+
+def total(values):
+    """The sum of the values, each checked."""
+    return sum(_checked(value) for value in values)
 '''
 
 TESTS = {
@@ -121,9 +139,56 @@ TESTS = {
         def test_empty():
             assert bounds([]) == {}
         ''',
+    "clock": '''\
+        from .core import stamp
+
+
+        def test_stamp():
+            stamped = stamp(["a", "b"])
+            assert stamped == [("a", stamped[0][1]), ("b", stamped[1][1])]
+        ''',
+    "clock_captured": '''\
+        from .core import stamp
+
+
+        def test_stamp():
+            stamped = stamp(["a", "b"])
+            assert stamped == [("a", stamped[0][1]), ("b", stamped[1][1])]
+        ''',
+    "alternating": '''\
+        from .core import Point, mirror
+
+        ROUNDS = []
+
+
+        def test_mirror():
+            ROUNDS.append(1)
+            assert mirror(Point(len(ROUNDS) % 2, 0)).y == 1
+        ''',
+    "indirect": '''\
+        from .core import total
+
+
+        def test_total():
+            assert total([1, 2]) == 3
+        ''',
+    "unrelated": '''\
+        from .core import Point, mirror, total
+
+
+        def test_total():
+            assert total([1, 2]) == 3
+
+
+        def test_mirror():
+            assert mirror(Point(1, 2)) == Point(2, 1)
+        ''',
 }
 REMOVE_LINE = CORE[: CORE.index("os.remove(")].count("\n") + 1  # the finding's line in the focal module
-ENTRY_POINTS = {"flaky": "mirror", "uncovered": "grade", "idle": "mirror", "deleter": "tidy", "fixme": "bounds"}
+ENTRY_POINTS = {"flaky": "mirror", "uncovered": "grade", "idle": "mirror", "deleter": "tidy", "fixme": "bounds",
+                "clock": "stamp", "clock_captured": "stamp", "alternating": "mirror", "indirect": "_checked",
+                "unrelated": "_checked"}
+PROGRAM_TESTS = {"clock", "alternating", "indirect", "unrelated"}  # a program's own tests, as Exec-CSN's
 
 
 def write_planted(root: Path) -> Path:
@@ -144,6 +209,7 @@ def write_planted(root: Path) -> Path:
         count = tests.count("\ndef test_")
         (folder / "problem.toml").write_text(
             f'module = "planted.core"\nentry_point = "{entry}"\ntest_count = {count}\n'
+            + ("program_tests = true\n" if name in PROGRAM_TESTS else "") +
             f"reference = '''\n{reference}'''\n\n[prompt.context]\nfull = '''\nimport os\n'''\n"
         )
     return project
@@ -218,6 +284,34 @@ def test_tests_that_survive_a_pass_body_fail_the_gate(planted, run_repoexec):
     assert reasons[0] == "the tests pass when mirror's body is `pass`"
     assert reasons[1].startswith("mutation score 0%, under --repoexec-min-mutation=50 (surviving: ")
     assert problems["planted/idle"]["mutation_score"] == 0.0
+
+
+def test_a_programs_own_tests_are_judged_by_their_outcomes_and_may_reach_the_function_through_other_code(
+        planted, run_repoexec):
+    folders = ("clock", "clock_captured", "alternating", "indirect", "unrelated")
+    result, problems = gate(run_repoexec, *(planted / name for name in folders))
+    # values that hold the time, compared with themselves: the outcome holds, so a program's test is fit; the same
+    # test with values a fixer captured is not (a captured time would fail the next run)
+    assert problems["planted/clock"]["reasons"] == [] and problems["planted/clock"]["flaky"] == []
+    assert problems["planted/clock_captured"]["flaky"] == ["test_stamp"]
+    assert problems["planted/alternating"]["reasons"] == [  # an outcome that changes is flaky whoever wrote the test
+        'flaky over 10 runs: test_mirror (to leave them out of scoring, add quarantine = ["test_mirror"] to '
+        "problem.toml)"]
+    # reaching _checked only through total() is a check of it when the `pass` body fails the test; a test that
+    # does not reach it is named
+    assert problems["planted/indirect"]["reasons"] == []
+    assert problems["planted/indirect"]["line_coverage"] == pytest.approx(100 * 2 / 3)
+    assert problems["planted/unrelated"]["reasons"] == [
+        "test sanity: test_mirror (line 8) never calls _checked, and passes when its body is `pass`"]
+    result.assert_outcomes(passed=2, failed=3)
+
+
+def test_the_fixer_refuses_a_programs_own_tests(planted):
+    from pytest_repoexec.fixer import FixError, fix_assertions
+    from pytest_repoexec.problem import load_problem
+
+    with pytest.raises(FixError, match=r"a program's own \(program_tests\)"):
+        fix_assertions(load_problem(planted / "clock" / "problem.toml"), None, None)
 
 
 def test_the_fixer_rewrites_wrong_expected_values_and_the_gate_then_passes(planted, run_repoexec, monkeypatch):

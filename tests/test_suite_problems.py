@@ -120,6 +120,8 @@ def test_the_gate_admits_a_suite_problem_and_its_mutants_are_caught(run_repoexec
     ('suite = ["/abs/test_core.py::test_scale"]\n', "not a test's node id relative to the source root"),
     ('suite = ["tests/test_core.py"]\n', "not a test's node id relative to the source root"),
     ('suite = ["tests/t.py::a", "tests/t.py::a"]\n', "suite: names a test twice"),
+    ('suite = ["tests/test_core.py::test_scale"]\nprogram_tests = true\n',
+     "program_tests: a problem judged by the project's suite has no test module"),
 ])
 def test_a_malformed_suite_names_the_field(run_repoexec, pytester, field, message):
     project = write_project(pytester.path)

@@ -318,6 +318,7 @@ def problem_manifest(converted: Converted, instruction: str) -> dict[str, Any]:
         "entry_point": example.func_name,
         "number": example.position,
         "test_count": converted.test_count,
+        "program_tests": True,  # the program's own test: the gate compares outcomes, and takes an indirect call
         **({"allow": converted.allow} if converted.allow else {}),
         "reference": converted.reference.rstrip() + "\n",
         "prompt": {"docstring": _description(example, instruction), "context": {"full": converted.context}},
