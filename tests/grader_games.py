@@ -1643,9 +1643,9 @@ BY_NAME = {(game.problem, game.name): game for game in (*CATALOGUE, *REPOEXEC_GA
 assert len(BY_NAME) == len(CATALOGUE) + len(REPOEXEC_GAMES), "game names must be unique within a problem"
 
 # ------------------------------------------------------------------------------------------ class problems
-# Issue 40's games on a class under test, judged apart: the candidate is a whole class. Its wrong base keeps the
-# reference's ``__init__`` (so that instances can be made) and makes every other method of its own answer a
-# game's value; the games add members of their own. Any class problem takes them (``class_game``): the shipped
+# Issue 40's games on a class under test, judged apart: the candidate is a whole class. Each game keeps the
+# reference's ``__init__`` (so that instances can be made) and makes every other method answer the game's value,
+# and may add members; its wrong base answers the same without the cheat. Any class problem takes them (``class_game``): the shipped
 # tests' own class problem and RepoClassBench's.
 
 CLASS_GAMES_FAMILY = "a class under test"
@@ -1676,47 +1676,47 @@ class _Any:
 @dataclass(frozen=True)
 class ClassGame:
     name: str
-    expected: tuple[str, ...]  # the error types its samples may end with (never PASSED)
     members: str  # class-level source added to the wrong base
     answer: str  # what each method (but __init__) returns or raises
+    base: str  # the same answer without the cheat: the game's wrong base, whose TR the game may not pass
     why: str
 
 
 CLASS_GAMES = (
-    ClassGame("answers_equal_anything", WIDENED + ("TypeError", "AttributeError"), _ANY, "return self._Any()",
-              "each method answers an object of a class nested in the candidate's, equal to anything"),
-    ClassGame("instance_equals_anything", WIDENED + ("TypeError", "AttributeError"), _ANY + '''
+    ClassGame("answers_equal_anything", _ANY, "return self._Any()",
+              "return None", "each method answers an object of a class nested in the candidate's, equal to anything"),
+    ClassGame("instance_equals_anything", _ANY + '''
 def __eq__(self, other):
     return True
 def __ne__(self, other):
     return False
 def __hash__(self):
     return 0
-def __getattr__(self, name):
-    return self
-''', "return self", "each method answers the instance, whose own __eq__ says yes to any expected value"),
-    ClassGame("str_subclass_equal_to_anything", WIDENED + ("TypeError", "AttributeError"), "",
+''', "return self", "return self",
+              "each method answers the instance, whose own __eq__ says yes to any expected value"),
+    ClassGame("str_subclass_equal_to_anything", "",
               'return type("Text", (str,), {"__eq__": lambda a, b: True, "__ne__": lambda a, b: False, '
-              '"__hash__": str.__hash__})("")',
+              '"__hash__": str.__hash__})("")', 'return ""',
               "each method answers a str of a subclass whose __eq__ says yes"),
-    ClassGame("own_label_timeout", WIDENED + ("TypeError", "AttributeError", "Exception"), "",
+    ClassGame("own_label_timeout", "",
               'raise type("Timeout", (Exception,), {})("Timeout: the call ran past its limit")',
+              'raise Exception("Timeout: the call ran past its limit")',
               "each method fails with an exception class named as the engine's label"),
 )
 
 
-def class_game(reference: str, game: ClassGame | None) -> str:
+def class_game(reference: str, game: ClassGame, base: bool = False) -> str:
     """The reference class with every method but ``__init__`` answering ``game.answer`` and the game's members
-    added at the class's end; ``game`` None gives the wrong base (each method answers None)."""
+    added at the class's end; ``base``: the game's wrong base (``game.base``, no members)."""
     import ast
 
     tree = ast.parse(textwrap.dedent(reference))
     cls = next(node for node in tree.body if isinstance(node, ast.ClassDef))
-    answer = ast.parse(game.answer if game else "return None").body
+    answer = ast.parse(game.base if base else game.answer).body
     for node in cls.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name != "__init__":
             node.body = list(answer)
-    if game and game.members.strip():
+    if not base and game.members.strip():
         members = ast.parse(textwrap.dedent(game.members)).body
         cls.body = [node for node in cls.body if not (isinstance(node, (ast.FunctionDef, ast.ClassDef))
                                                       and node.name in {m.name for m in members})] + members

@@ -23,7 +23,7 @@ import pytest
 
 from conftest import REPO, SHIPPED, write_replay
 from grader_games import (AFTER_DEFENCES, AFTER_DEFENCES_GAMES, ATTACK, ATTACKS, CATALOGUE, CLASS_GAMES, FAMILIES,
-                          PASSED, READER, REPOEXEC_GAMES, TR_ORACLE, WRITER, ClassGame, Game, class_game)
+                          ENGINE_LABELS, PASSED, READER, REPOEXEC_GAMES, TR_ORACLE, WRITER, Game, class_game)
 from pytest_repoexec.cli import main as cli_main
 from pytest_repoexec.problem import load_problem
 from test_hostile import REAL_HOME, leftovers, leftovers_after_grace, marked_files
@@ -200,33 +200,36 @@ RCB_GAMED = ("requests-0192aac24123/SESsiON", "requests-0192aac24123/rEQueSt", "
 
 
 def _class_games_replay(path: Path, problems: dict[str, object]) -> tuple[Path, dict[tuple[str, int], object]]:
-    """Each class problem's reference, its wrong base, then every class game: the replay and what each sample is."""
+    """Each class problem's reference, then each class game's wrong base and the game: the replay, and what each
+    sample is ("reference", or (game, "base" or "game"))."""
     completions, layout = {}, {}
     for problem_id, problem in problems.items():
-        completions[problem_id] = [problem.reference, class_game(problem.reference, None),
-                                   *(class_game(problem.reference, game) for game in CLASS_GAMES)]
-        layout.update({(problem_id, index): what for index, what in enumerate(["reference", "wrong base",
-                                                                                *CLASS_GAMES])})
+        samples = [("reference", problem.reference)] + [
+            ((game, part), class_game(problem.reference, game, base=part == "base"))
+            for game in CLASS_GAMES for part in ("base", "game")]
+        completions[problem_id] = [text for _, text in samples]
+        layout.update({(problem_id, index): what for index, (what, _) in enumerate(samples)})
     return write_replay(path, completions), layout
 
 
 def _no_class_game_passes(report: dict, layout: dict, problems: dict) -> None:
-    """No game passes or names an engine's label; none passes more tests than the wrong base, but where the
-    reference defines __eq__ and the game answers the instance with an __eq__ of its own: the tests that compare
-    an instance with a value then ask the class's own comparison, which is the class's to answer (the threat
-    model says so)."""
+    """No game passes or ends with an engine's label (its failure is its own); none passes more tests than its wrong base, but where the
+    reference defines __eq__ and the game gives the instance an __eq__ of its own: the tests that compare an
+    instance with a value then ask the class's own comparison, which is the class's to answer (the threat model
+    says so)."""
     samples = {(s["problem"], s["sample"]): s for s in report["samples"]}
     assert set(samples) == set(layout)
     assert all(samples[key]["passed"] for key, what in layout.items() if what == "reference"), \
         [samples[key]["error_log"] for key, what in layout.items() if what == "reference"]
-    base = {key[0]: samples[key] for key, what in layout.items() if what == "wrong base"}
+    base = {(key[0], what[0].name): samples[key] for key, what in layout.items() if what[1:] == ("base",)}
     assert not any(sample["passed"] for sample in base.values())
-    games = {key: what for key, what in layout.items() if isinstance(what, ClassGame)}
-    wrong = [f"{game.name} on {key[0]}: {outcome(samples[key])}, {samples[key]['tests_passed']} tests passed (the wrong "
-             f"base {base[key[0]]['tests_passed']})" for key, game in games.items()
-             if outcome(samples[key]) not in game.expected
-             or samples[key]["tests_passed"] > base[key[0]]["tests_passed"]
-             and not (game.name == "instance_equals_anything" and "def __eq__" in problems[key[0]].reference)]
+    wrong = [f"{game.name} on {key[0]}: {outcome(samples[key])}, {samples[key]['tests_passed']} tests passed (its "
+             f"wrong base {base[key[0], game.name]['tests_passed']})"
+             for key, (game, part) in ((key, what) for key, what in layout.items() if what != "reference")
+             if part == "game" and (outcome(samples[key]) in (PASSED, *ENGINE_LABELS)
+                                    or samples[key]["tests_passed"] > base[key[0], game.name]["tests_passed"]
+                                    and not (game.name == "instance_equals_anything"
+                                             and "def __eq__" in problems[key[0]].reference))]
     assert wrong == []
     assert {samples[key]["judge"] for key in layout} == {"apart"}
 
