@@ -1648,7 +1648,6 @@ assert len(BY_NAME) == len(CATALOGUE) + len(REPOEXEC_GAMES), "game names must be
 # and may add members; its wrong base answers the same without the cheat. Any class problem takes them (``class_game``): the shipped
 # tests' own class problem and RepoClassBench's.
 
-CLASS_GAMES_FAMILY = "a class under test"
 _ANY = '''
 class _Any:
     """Equal to anything, true, empty, callable, every attribute itself."""
@@ -1685,7 +1684,7 @@ class ClassGame:
 CLASS_GAMES = (
     ClassGame("answers_equal_anything", _ANY, "return self._Any()",
               "return None", "each method answers an object of a class nested in the candidate's, equal to anything"),
-    ClassGame("instance_equals_anything", _ANY + '''
+    ClassGame("instance_equals_anything", '''
 def __eq__(self, other):
     return True
 def __ne__(self, other):
