@@ -111,7 +111,7 @@ class Server:
         self.by_value = set()  # ids of the arguments whose new state is being sent
         self.in_reference = 0
         self.objects = {}  # id -> (number, object): the objects answered by value, kept alive, numbered for the judge
-        self.received = {}  # id -> (call, index, object): the judge's arguments, so that an answer names them
+        self.received = {}  # id -> (call, key, object): the judge's arguments (``identities``), for answers to name
 
     # --- reading the judge ---
 
@@ -342,17 +342,15 @@ class Server:
 
 def _class_members(cls):
     """(doc, members, None): each member the class or a base (not ``object``) defines, by the first definition
-    met, as (name, kind); kind is method, static, class, property (any other descriptor) or none (``__hash__ =
-    None``). Data is not listed: the judge asks for it when it is read."""
+    met, as (name, kind); kind is method, static, class or property (any other descriptor). Special methods are
+    not listed (the judge forwards the reference's), nor data (the judge asks for it when it is read)."""
     members, seen = [], set()
     for klass in cls.__mro__[:-1]:
         for name, value in vars(klass).items():
-            if name in seen:
+            if name in seen or name.startswith("__"):
                 continue
             seen.add(name)
-            if value is None and name == "__hash__":
-                members.append((name, "none"))
-            elif isinstance(value, staticmethod):
+            if isinstance(value, staticmethod):
                 members.append((name, "static"))
             elif isinstance(value, classmethod):
                 members.append((name, "class"))
