@@ -29,7 +29,8 @@ class SplitPlan:
 
 def split_plan(problem: Problem, original: str) -> SplitPlan:
     """The judge's module for this problem, or why it stays in-process: a module of the pytest that runs the
-    tests, an async function, a method of a nested function, a property with a setter."""
+    tests, a method of a nested function, a property with a setter. An async function's stub answers a coroutine
+    that stays in the candidate's process and runs there when the test awaits it."""
     if problem.module.partition(".")[0] in ("pytest", "_pytest"):
         return SplitPlan(None, "its module is part of the pytest that runs its tests: the judge's own session "
                                "would run the candidate's code")
@@ -48,10 +49,8 @@ def split_plan(problem: Problem, original: str) -> SplitPlan:
         return SplitPlan(None, f"its definition cannot be found: {exc}")
     data = original.encode("utf-8")
     text = data[definition.start_byte:definition.end_byte].decode("utf-8")
-    found = re.search(r"^\s*(async\s+)?def\s", text, re.M)
+    found = re.search(r"^\s*(?:async\s+)?def\s", text, re.M)
     header = text[: found.end()] if found else text
-    if found and found.group(1):
-        return SplitPlan(None, "an async function: its coroutine would have to cross to the judge")
     decorators = re.findall(r"^\s*@\s*([\w.]+)", header, re.M)
     if any(name.endswith((".setter", ".getter", ".deleter")) for name in decorators):
         return SplitPlan(None, "a property's accessor: the property object is built across several definitions")

@@ -284,3 +284,109 @@ def test_a_function_problem_has_no_description(pytester):
     with pytest.raises(ManifestError, match=r"prompt.description_detailed: only a class problem has a description "
                                             r"\('unrelated' is a function\)"):
         load_problem(manifest)
+
+
+BAG = '''\
+from typing import Generic, TypeVar
+
+T = TypeVar("T")
+
+
+class Bag(Generic[T]):
+    """Items, counted and compared as a multiset."""
+
+    kind = "bag"
+
+    def __init__(self, *items):
+        self.items = list(items)
+
+    def add(self, item):
+        self.items.append(item)
+        return self
+
+    def __len__(self):
+        return len(self.items)
+
+    def __contains__(self, item):
+        return item in self.items
+
+    def __eq__(self, other):
+        return isinstance(other, Bag) and sorted(self.items) == sorted(other.items)
+
+    def __hash__(self):
+        return hash(tuple(sorted(self.items)))
+
+    @classmethod
+    def of(cls, items):
+        return cls(*items)
+
+    @staticmethod
+    def describe():
+        return "a bag"
+
+
+class Sack(Bag):
+    kind = "sack"
+'''
+BAG_TESTS = '''\
+import copy
+
+from store.bag import Bag, Sack
+
+
+def test_methods_and_special_methods():
+    bag = Bag(1, 2)
+    assert bag.add(3) is bag
+    assert len(bag) == 3 and 2 in bag and 7 not in bag and bag.items == [1, 2, 3]
+    assert bag == Bag(3, 2, 1) and bag != Bag(1) and bag != [1, 2, 3]
+    assert hash(bag) == hash(Bag(1, 2, 3)) and len({bag, Bag(3, 2, 1)}) == 1
+
+
+def test_class_attributes_and_methods():
+    assert Bag.of([1]).items == [1] and Bag.describe() == "a bag" and Bag.kind == "bag"
+
+
+def test_a_generic_alias_a_subclass_and_a_copy():
+    assert Bag[int](4).items == [4]
+    sack = Sack(1)
+    assert isinstance(sack, Bag) and type(sack) is Sack and sack.kind == "sack"
+    copied = copy.copy(sack)
+    assert copied == sack and copied is not sack
+    sack.items = [9]
+    assert sack.items == [9] and copied.items == [1]
+'''
+
+
+@pytest.mark.parametrize("executor", ["warm", "process"])
+def test_a_class_under_test_is_used_through_its_instances_apart(run_repoexec, pytester, executor):
+    """A class problem judged apart: methods, the reference's special methods (a comparison with a value is the
+    class's own answer: False here), class and static methods, class attributes, a generic alias, a subclass
+    the project derives (made as the candidate's process has it), a copy, an attribute set; and a candidate
+    whose instance equals anything passes none of the comparisons with values its reference would not make."""
+    project = pytester.path / "store"
+    package = project / "repo" / "store"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "bag.py").write_text(BAG)
+    (project / "repo" / "tests").mkdir()
+    (project / "repo" / "tests" / "test_bag.py").write_text(BAG_TESTS)
+    (project / "project.toml").write_text('[source]\npath = "repo"\n')
+    suite = [f"tests/test_bag.py::{name}" for name in ("test_methods_and_special_methods",
+                                                       "test_class_attributes_and_methods",
+                                                       "test_a_generic_alias_a_subclass_and_a_copy")]
+    reference = "class Bag(Generic[T]):" + BAG.split("class Bag(Generic[T]):", 1)[1].split("\n\nclass Sack")[0] + "\n"
+    (project / "bag").mkdir()
+    (project / "bag" / "problem.toml").write_text(
+        f'module = "store.bag"\nentry_point = "Bag"\ntest_count = 3\n' + f"suite = {suite!r}\n".replace("'", '"')
+        + f"reference = '''\n{reference}'''\n\n[prompt]\ndescription_detailed = '''Items.'''\n"
+        + "description_sketchy = '''Items.'''\n\n[prompt.context]\nfull = '''\n'''\n")
+    equal = reference.replace("        return isinstance(other, Bag) and sorted(self.items) == sorted(other.items)",
+                              "        return True")
+    replay = write_replay(pytester.path / "replay.jsonl", {"store/bag": [reference, equal]})
+    result, report = run_repoexec(str(project), f"--repoexec-model=replay:{replay}",
+                                  f"--repoexec-executor={executor}", "--repoexec-fresh")
+    assert report is not None, result.stdout.str()[-3000:]
+    right, equal_sample = report["samples"]
+    assert (right["passed"], right["tests_passed"], right["judge"]) == (True, 3, "apart"), right["error_log"]
+    # its __eq__ is asked, as the reference's is: `bag != Bag(1)` fails (and `bag != [1, 2, 3]` would pass)
+    assert (equal_sample["passed"], equal_sample["judge"]) == (False, "apart")

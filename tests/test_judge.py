@@ -34,6 +34,20 @@ def doubled(items):
     items.extend(items)
     return items
 
+async def later(value):
+    return value * 2
+
+_KEPT = []
+
+def keep(value):
+    _KEPT.append(value)
+
+def kept():
+    return _KEPT[-1]
+
+def sentinel():
+    return object()
+
 def tagged(price):
     price.tag = "seen"
     return price.amount
@@ -255,6 +269,28 @@ def test_a_mutated_argument_is_applied_in_place_and_a_returned_argument_keeps_it
     items = [1, 2]
     returned = call(judge, "doubled", items)
     assert items == [1, 2, 1, 2] and returned is items
+
+
+def test_a_coroutine_runs_in_the_candidates_process_when_the_test_awaits_it(channel):
+    import asyncio
+
+    judge, _ = channel
+
+    async def awaited():
+        return await call(judge, "later", 21)
+    assert asyncio.run(awaited()) == 42
+
+
+def test_an_earlier_calls_argument_comes_back_as_the_judges_own_object_and_a_bare_object_crosses(channel):
+    from shop.money import Price
+
+    judge, _ = channel
+    price, listed = Price(5), [Price(7)]
+    call(judge, "keep", price)
+    assert call(judge, "kept") is price  # session.get_adapter(url) is adapter
+    call(judge, "keep", listed)
+    assert call(judge, "kept") == listed and call(judge, "kept")[0] is listed[0]
+    assert type(call(judge, "sentinel")) is object
 
 
 def test_a_project_object_crosses_as_the_projects_class_and_its_new_state_comes_back(channel):

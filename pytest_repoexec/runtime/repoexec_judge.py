@@ -174,8 +174,8 @@ CALLED_BEFORE_CHANNEL = False  # the target was called before the channel opened
 
 
 class Handle:
-    """An object that stays in the candidate's process (a function, a generator, an iterator it returned): it
-    is called, iterated, entered and named there, and what it answers is data again. Nothing about a value is
+    """An object that stays in the candidate's process (a function, a generator, an iterator, a coroutine it
+    returned): it is called, iterated, entered, awaited and named there, and what it answers is data again. Nothing about a value is
     asked of it (no comparison, hash, truth, length, item or containment: Python's own for any object), and the
     judge's code never holds one (``repoexec_wire`` lets it cross only as an answer or in a plain container)."""
 
@@ -208,6 +208,13 @@ class Handle:
 
     def __exit__(self, kind, value, traceback):
         return self._ask("exit", kind is not None)
+
+    def __await__(self):
+        """A coroutine (or other awaitable) of the candidate's, run to its end in its own process's event loop:
+        what it returns is data again. The judge's loop waits meanwhile, so one that awaits the judge's own
+        objects cannot finish (its test times out)."""
+        return self._ask("await")
+        yield  # a generator, as __await__ must return: it never yields
 
     def __contains__(self, key):
         # by iteration, compared here: the candidate's own __contains__ would answer yes to the expected value
@@ -272,7 +279,14 @@ class RemoteInstance:
     _repoexec_target = None  # (module, qualname) of the class under test, on its remote class
 
     def __new__(cls, *args, **kwargs):
-        return _channel().make(cls, ("class", *cls._repoexec_target, "new"), args, kwargs)
+        # a class the project derives from it is made as the candidate's process has it (the project's same class
+        # over the candidate's); one a test derives is made as the class under test, which is all that process has
+        own = "_repoexec_target" in vars(cls) or _of_tests(cls.__module__) or "<" in cls.__qualname__
+        target = cls._repoexec_target if own else (cls.__module__, cls.__qualname__)
+        return _channel().make(cls, ("class", *target, "new"), args, kwargs)
+
+    def __class_getitem__(cls, item):  # a generic class under test, subscripted (MultiDict[str]) as the reference
+        return types.GenericAlias(cls, item)
 
     def __init__(self, *args, **kwargs):
         pass  # made in the candidate's process by __new__

@@ -184,7 +184,7 @@ class Server:
                 and not isinstance(obj, FUNCTION_TYPES):
             return None
         if isinstance(obj, FUNCTION_TYPES) or callable(obj) or hasattr(obj, "__next__") or hasattr(obj, "__enter__") \
-                or hasattr(obj, "__iter__") and not hasattr(obj, "__reduce_ex__"):
+                or inspect.isawaitable(obj) or hasattr(obj, "__iter__") and not hasattr(obj, "__reduce_ex__"):
             hid = len(self.handles) + 1
             self.handles[hid] = obj
             return ("handle", hid, cls.__qualname__, _global_name(obj))
@@ -427,12 +427,28 @@ _HANDLE_OPS = {
     "setattr": setattr, "delattr": delattr,
     "special": lambda obj, name, *args: getattr(type(obj), name)(obj, *args),
     "copy": lambda obj, deep: (copy.deepcopy if deep else copy.copy)(obj),
+    "await": lambda obj: _awaited(obj),
 }
 _CLASS_OPS = {
     "new": lambda cls, *args, **kwargs: cls(*args, **kwargs), "getattr": getattr, "setattr": setattr,
     "method": lambda cls, name, *args, **kwargs: getattr(cls, name)(*args, **kwargs),
 }
 _UNDER_TEST = ()  # the classes under test (main sets them): their instances are never sent by value
+
+
+def _awaited(awaitable):
+    """What a coroutine of ours (or a future of our loop) comes to, run to its end in this process's own event
+    loop (one for the process, as an application's would be)."""
+    import asyncio
+
+    global _LOOP
+    if _LOOP is None or _LOOP.is_closed():
+        _LOOP = asyncio.new_event_loop()
+        asyncio.set_event_loop(_LOOP)
+    return _LOOP.run_until_complete(awaitable)
+
+
+_LOOP = None
 
 
 def _mutable(value):
