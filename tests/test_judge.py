@@ -48,6 +48,14 @@ def kept():
 def sentinel():
     return object()
 
+def wrapped(function):
+    import functools
+
+    @functools.wraps(function)
+    def wrapper(*args):
+        return function(*args)
+    return wrapper
+
 def tagged(price):
     price.tag = "seen"
     return price.amount
@@ -291,6 +299,7 @@ def test_an_earlier_calls_argument_comes_back_as_the_judges_own_object_and_a_bar
     call(judge, "keep", listed)
     assert call(judge, "kept") == listed and call(judge, "kept")[0] is listed[0]
     assert type(call(judge, "sentinel")) is object
+    assert call(judge, "wrapped", print).__wrapped__ is print  # a builtin sent, and answered again
 
 
 def test_a_project_object_crosses_as_the_projects_class_and_its_new_state_comes_back(channel):

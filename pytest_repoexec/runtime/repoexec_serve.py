@@ -292,7 +292,8 @@ class Server:
         self.arguments = {id(value): index for index, value in enumerate(arguments)}
         received = self.received.get(id(value))
         if received is not None and received[2] is value and id(value) not in self.arguments:
-            changed[("sent", received[0], received[1])] = value  # its state now, then the judge's own object
+            if _mutable(value):  # its state now, then the judge's own object
+                changed[("sent", received[0], received[1])] = value
         elif id(value) not in self.arguments and _kept(value):  # the same object answered again is the same there
             number_of = self.objects.setdefault(id(value), (len(self.objects) + 1, value))[0]
             changed[("obj", number_of)] = value
