@@ -1648,15 +1648,18 @@ assert len(BY_NAME) == len(CATALOGUE) + len(REPOEXEC_GAMES), "game names must be
 # and may add members; its wrong base answers the same without the cheat. Any class problem takes them (``class_game``): the shipped
 # tests' own class problem and RepoClassBench's.
 
+_EQUAL_TO_ANYTHING = '''
+def __eq__(self, other):
+    return True
+def __ne__(self, other):
+    return False
+def __hash__(self):
+    return 0
+'''
 _ANY = '''
 class _Any:
     """Equal to anything, true, empty, callable, every attribute itself."""
-    def __eq__(self, other):
-        return True
-    def __ne__(self, other):
-        return False
-    def __hash__(self):
-        return 0
+''' + textwrap.indent(_EQUAL_TO_ANYTHING, "    ") + '''
     def __bool__(self):
         return True
     def __iter__(self):
@@ -1684,14 +1687,7 @@ class ClassGame:
 CLASS_GAMES = (
     ClassGame("answers_equal_anything", _ANY, "return self._Any()",
               "return None", "each method answers an object of a class nested in the candidate's, equal to anything"),
-    ClassGame("instance_equals_anything", '''
-def __eq__(self, other):
-    return True
-def __ne__(self, other):
-    return False
-def __hash__(self):
-    return 0
-''', "return self", "return self",
+    ClassGame("instance_equals_anything", _EQUAL_TO_ANYTHING, "return self", "return self",
               "each method answers the instance, whose own __eq__ says yes to any expected value"),
     ClassGame("str_subclass_equal_to_anything", "",
               'return type("Text", (str,), {"__eq__": lambda a, b: True, "__ne__": lambda a, b: False, '
