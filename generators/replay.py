@@ -16,6 +16,8 @@ class ReplayGenerator:
     """Completions by problem id. A RepoExec list of lists maps to the problems by position in the set's order,
     the set being every problem under the run's paths, so that ``-k`` can still pick some of them."""
 
+    saved = True  # nothing to generate: the sandbox is checked only where a sample will run
+
     def __init__(self, path: Path, data: ReplayData, problem_set: Sequence[Problem] = ()) -> None:
         self.path = path
         if isinstance(data, list):

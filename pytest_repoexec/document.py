@@ -186,8 +186,17 @@ def percent(value: float | None) -> str:
 
 
 def write_json(path: Path, data: dict[str, Any]) -> None:
-    """Write a report whole or not at all (a reader never finds half of one)."""
-    write_text(path, json.dumps(data, indent=1) + "\n")
+    """Write a report whole or not at all (a reader never finds half of one): a field a line, and a list's
+    items (the samples) one a line. Written so, and not with ``indent``, which takes the standard library's
+    Python encoder instead of its C one: ten times as long for a run of thousands of samples."""
+    fields = []
+    for key, value in data.items():
+        if isinstance(value, list) and value:
+            value_text = "[\n  " + ",\n  ".join(map(json.dumps, value)) + "\n ]"
+        else:
+            value_text = json.dumps(value)
+        fields.append(f" {json.dumps(key)}: {value_text}")
+    write_text(path, "{\n" + ",\n".join(fields) + "\n}\n")
 
 
 def write_text(path: Path, text: str) -> None:

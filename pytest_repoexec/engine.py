@@ -48,8 +48,8 @@ class Engine:
             limits = None if completion == problem.reference else self.relative_timeouts(problem, run=False)
         except NotStored:
             return None
-        return without_running(problem, sample, completion, self.environment(problem), self.executor, self.store,
-                               self.settings.fail_fast, limits)
+        return without_running(problem, sample, completion, self.environment(problem), self.settings.judge,
+                               self.store, self.settings.fail_fast, limits)
 
     def relative_timeouts(self, problem: Problem, run: bool = True) -> dict[str, float] | None:
         """Each test's own limit, as EvalPlus sets them: the reference's time on it times
@@ -61,9 +61,11 @@ class Engine:
         if not settings.timeout_factor:
             return None
         if problem.id not in self._timeouts:
-            judged = (problem, REFERENCE, problem.reference, self.environment(problem), self.executor, self.store,
-                      settings.fail_fast)
-            reference = evaluate(*judged, decoys=self.decoys) if run else without_running(*judged)
+            env = self.environment(problem)
+            reference = evaluate(problem, REFERENCE, problem.reference, env, self.executor, self.store,
+                                 settings.fail_fast, decoys=self.decoys) if run else \
+                without_running(problem, REFERENCE, problem.reference, env, settings.judge, self.store,
+                                settings.fail_fast)
             if reference is None:
                 raise NotStored(problem.id)
             cap = problem.timeout or settings.test_timeout

@@ -49,7 +49,8 @@ def evaluate(
     from ``test_timeouts`` where it has one); a pass then stands only if the sample fails its ``decoys``."""
     options = _options(fail_fast, test_timeouts)
     if store is not None:  # by the completion's text: no candidate module to put together and hash
-        environment, variant, alias = _aliased(problem, completion, env, executor, store, options)
+        environment, variant, alias = _aliased(problem, completion, env, getattr(executor, "judge", False),
+                                                store, options)
         found = store.through_alias(alias)
         if found is not None:
             return _read_back(problem, sample, completion, None, *found)
@@ -73,13 +74,14 @@ def evaluate(
 
 
 def without_running(
-    problem: Problem, sample: int, completion: str, env: ProjectEnv, executor: Executor, store: ResultStore,
+    problem: Problem, sample: int, completion: str, env: ProjectEnv, judge: bool, store: ResultStore,
     fail_fast: bool = False, test_timeouts: Mapping[str, float] | None = None,
 ) -> Evaluation | None:
     """The verdict ``evaluate`` gives where nothing need run for it: the result store's, found under the
-    completion's own text (its alias), or that of a completion that makes no candidate; else None."""
+    completion's own text (its alias), or that of a completion that makes no candidate; else None. ``judge``:
+    the run's executor judges apart (no executor is made: its sandbox is not checked)."""
     options = _options(fail_fast, test_timeouts)
-    found = store.through_alias(_aliased(problem, completion, env, executor, store, options)[2])
+    found = store.through_alias(_aliased(problem, completion, env, judge, store, options)[2])
     if found is not None:
         return _read_back(problem, sample, completion, None, *found)
     candidate = make_candidate(problem, completion)
@@ -90,11 +92,11 @@ def _options(fail_fast: bool, test_timeouts: Mapping[str, float] | None) -> RunO
     return RunOptions(first_failure=fail_fast, test_timeouts=tuple(sorted((test_timeouts or {}).items())))
 
 
-def _aliased(problem: Problem, completion: str, env: ProjectEnv, executor: Executor, store: ResultStore,
+def _aliased(problem: Problem, completion: str, env: ProjectEnv, judge: bool, store: ResultStore,
              options: RunOptions) -> tuple[str, dict[str, Any], str]:
     """(the environment's name, the run's variant, the completion's alias): what the store's keys take."""
     environment = env.python.parent.parent.name
-    variant = {"test_timeouts": options.test_timeouts, "judge": getattr(executor, "judge", False)}
+    variant = {"test_timeouts": options.test_timeouts, "judge": judge}
     return environment, variant, store.alias(problem, environment, completion, variant)
 
 

@@ -25,7 +25,11 @@ class GenerationError(Exception):
 class Generator(Protocol):
     """Makes the completions of a run. The engine asks ``count`` of every collected problem while collecting
     (the items are its samples), then calls ``generate`` once, on the controller, with the problems that the
-    run selected (``-k``, ``-m``, ``--deselect``, ``--lf``...), so that a model is asked only about those."""
+    run selected (``-k``, ``-m``, ``--deselect``, ``--lf``...), so that a model is asked only about those.
+
+    A generator whose completions cost nothing to give (saved ones) may say so with ``saved = True``: the engine
+    then checks the sandbox after generating, and not at all where every verdict is in the result store (a
+    rerun); otherwise before, so that a run that cannot start costs no generation."""
 
     def count(self, problem: Problem, limit: int | None) -> int:
         """How many completions ``generate`` will give for ``problem``, at most ``limit`` when it is set.

@@ -135,7 +135,8 @@ class ScoringSession:
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         """The selection is known: ask the generator about exactly the selected problems, once (after checking
         that the sandbox works and building the environments, so that a run that cannot start costs no
-        generation; the xdist workers on this host then find the environments built)."""
+        generation; the xdist workers on this host then find the environments built). Saved completions are
+        read first, and the sandbox checked only where a verdict is not in the store."""
         if session.config.option.collectonly:
             return
         if self.completions is not None:
@@ -145,14 +146,18 @@ class ScoringSession:
         self.samples = samples = [item for item in session.items if isinstance(item, SampleItem)]
         self.selected = {item.problem.id: item.problem for item in samples}
         self.scopes = {item.parent.nodeid: item.problem.id for item in samples if item.parent is not None}
-        if self.selected and self.local_workers:
+        checked = self.selected and self.local_workers and not getattr(self.generator, "saved", False)
+        if checked:
             self.engine.executor  # noqa: B018 (made now: a sandbox that cannot run stops the run before generation)
+        if self.selected and self.local_workers:
             self.environments.prepare([problem.project for problem in self.selected.values()], self.settings.workers,
                                       progress.wanted(session.config))
         if self.hosts:
             self.digests = remote.files_digest(self.selected.values())
         self.completions = self._generate(list(self.selected.values())) if self.selected else {}
         self.read = self._read_on_controller(session, samples)
+        if self.selected and self.local_workers and not checked and not self.read:
+            self.engine.executor  # noqa: B018 (before any worker starts: a sandbox that cannot run stops the run)
 
     def _prepare_host(self, session: pytest.Session) -> None:
         """A worker on another host, before its first sample: refuse the problems whose files are not the

@@ -18,6 +18,7 @@ import functools
 import hashlib
 import json
 import os
+import stat
 import uuid
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -44,15 +45,65 @@ def engine_digest() -> str:
 
 def problem_digest(problem: Problem) -> str:
     """The problem as its tests see it: manifest, test module, expected files."""
+    return _content_digest(_problem_files(problem))
+
+
+def _problem_files(problem: Problem) -> list[tuple[str, str, os.stat_result]]:
+    """(name, path, its inode's word) of each file ``problem_digest`` covers, in its order: a suite's tests are
+    the project's source, which the environment's key covers."""
+    files = [("", str(path), os.stat(path)) for path in (problem.manifest, problem.tests) if path is not None]
+    expected: list[tuple[str, str, os.stat_result]] = []
+    folders = [("", str(problem.expected))] if problem.expected.is_dir() else []
+    while folders:  # as ``rglob``: into no linked folder
+        prefix, folder = folders.pop()
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                if entry.is_dir(follow_symlinks=False):
+                    folders.append((f"{prefix}{entry.name}/", entry.path))
+                    continue
+                with contextlib.suppress(OSError):  # a link to nothing
+                    info = os.stat(entry.path)
+                    if stat.S_ISREG(info.st_mode):
+                        expected.append((prefix + entry.name, entry.path, info))
+    return files + sorted(expected)
+
+
+def _content_digest(files: list[tuple[str, str, os.stat_result]]) -> str:
     digest = hashlib.sha256()
-    for path in (problem.manifest, problem.tests):  # a suite's tests are the project's source: the env's key
-        if path is not None:
-            digest.update(path.read_bytes() + b"\0")
-    if problem.expected.is_dir():
-        for path in sorted(problem.expected.rglob("*")):
-            if path.is_file():
-                digest.update(path.relative_to(problem.expected).as_posix().encode() + b"\0" + path.read_bytes())
+    for name, path, _ in files:
+        with open(path, "rb") as file:
+            digest.update(name.encode() + b"\0" + file.read() if name else file.read() + b"\0")
     return digest.hexdigest()
+
+
+class ProblemDigests:
+    """Each problem's digest, kept under ``<cache>/results/problems`` beside what its files' inodes said when
+    it was taken (size, modification and change times, inode): a later run whose every file says the same
+    reads no file's content. The change time is the kernel's (no ``utime`` sets it), so a file written again
+    since is read again, whatever its size and modification time say."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+
+    def __call__(self, problem: Problem) -> str:
+        files = _problem_files(problem)
+        said = hashlib.sha256()
+        for name, path, info in files:
+            said.update(f"{name}\0{path}\0{info.st_size} {info.st_mtime_ns} {info.st_ctime_ns} {info.st_ino} "
+                        f"{info.st_dev}\0".encode())
+        named = hashlib.sha256(str(problem.manifest).encode()).hexdigest()[:32]
+        kept = self.folder / named[:2] / f"{named}.json"  # laid out as the aliases are
+        with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
+            entry = json.loads(kept.read_text(encoding="utf-8"))
+            if entry["said"] == said.hexdigest() and isinstance(entry["digest"], str):
+                return entry["digest"]
+        digest = _content_digest(files)
+        with contextlib.suppress(OSError):  # a cache: a store that cannot keep it reads the files again
+            kept.parent.mkdir(parents=True, exist_ok=True)
+            partial = kept.with_name(f"{kept.name}.{os.getpid()}.partial")
+            partial.write_text(json.dumps({"said": said.hexdigest(), "digest": digest}), encoding="utf-8")
+            os.replace(partial, kept)
+        return digest
 
 
 @dataclass
@@ -83,6 +134,8 @@ class ResultStore:
     def __init__(self, folder: Path, context: Mapping[str, Any], fresh: bool = False, run: str | None = None) -> None:
         self.folder, self.context, self.fresh, self.run = folder, dict(context), fresh, run or uuid.uuid4().hex
         self._problems: dict[Path, str] = {}  # each problem's digest, read once
+        self._digests = ProblemDigests(folder / "problems")
+        self._bases: dict[tuple, str] = {}  # the shared part of a problem's keys, by problem, environment, variant
 
     def key(self, problem: Problem, environment: str, module: str, variant: Mapping[str, Any] = {}) -> str:
         """``variant``: what else a sample was run with (its tests' own time limits)."""
@@ -93,12 +146,25 @@ class ResultStore:
         return self._key(problem, environment, {"completion": completion}, variant)
 
     def _key(self, problem: Problem, environment: str, text: Mapping[str, str], variant: Mapping[str, Any]) -> str:
-        if problem.manifest not in self._problems:
-            self._problems[problem.manifest] = problem_digest(problem)
-        fields = {"engine": engine_digest(), "environment": environment, "problem": self._problems[problem.manifest],
-                  **{name: hashlib.sha256(value.encode("utf-8")).hexdigest() for name, value in text.items()},
-                  "variant": dict(variant), **self.context}
-        return hashlib.sha256(json.dumps(fields, sort_keys=True).encode("utf-8")).hexdigest()
+        """The digest of what the sample shares with its problem's others (taken once per problem and variant:
+        a variant holds every test's time limit), then of its own text."""
+        try:
+            shared = (problem.manifest, environment, tuple(sorted(variant.items())))
+            base = self._bases.get(shared)
+        except TypeError:  # a variant of values that do not hash: not kept
+            shared, base = None, None
+        if base is None:
+            if problem.manifest not in self._problems:
+                self._problems[problem.manifest] = self._digests(problem)
+            fields = {"engine": engine_digest(), "environment": environment,
+                      "problem": self._problems[problem.manifest], "variant": dict(variant), **self.context}
+            base = hashlib.sha256(json.dumps(fields, sort_keys=True).encode("utf-8")).hexdigest()
+            if shared is not None:
+                self._bases[shared] = base
+        digest = hashlib.sha256(base.encode())
+        for name, value in sorted(text.items()):
+            digest.update(b"\0" + name.encode() + b"\0" + hashlib.sha256(value.encode("utf-8")).digest())
+        return digest.hexdigest()
 
     def through_alias(self, alias: str) -> tuple[dict[str, Any], dict[str, float] | None, list[str] | None] | None:
         """(result, durations, the completion's shapes where the alias holds them) of the entry the alias names,

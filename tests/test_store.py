@@ -214,3 +214,24 @@ def test_a_run_killed_half_way_resumes_with_what_is_missing(pytester, mini, cach
     assert resumed["metrics"] == uninterrupted["metrics"]
     assert [(s["passed"], s["error_type"], s["tests_passed"]) for s in resumed["samples"]] == [
         (s["passed"], s["error_type"], s["tests_passed"]) for s in uninterrupted["samples"]]
+
+
+def test_a_problems_digest_is_read_again_where_any_of_its_files_was_written_again(mini, tmp_path):
+    """The digests kept beside the entries are the files' content's: an expected file written again with its
+    size and modification time put back (``os.utime``) still gives the new content's digest."""
+    from pytest_repoexec.collection import ProblemLoader
+    from pytest_repoexec.store import ProblemDigests, problem_digest
+
+    problem = next(p for p in ProblemLoader().under([mini]) if p.id == "mini/scaled")
+    expected = next(path for path in problem.expected.rglob("*") if path.is_file())
+    digests = ProblemDigests(tmp_path / "problems")
+    first = digests(problem)
+    assert first == problem_digest(problem) and digests(problem) == first  # the second from what was kept
+    assert len(list((tmp_path / "problems").glob("*/*.json"))) == 1
+
+    before = expected.stat()
+    content = expected.read_bytes()
+    expected.write_bytes(bytes([content[0] ^ 1]) + content[1:])  # the same size
+    os.utime(expected, ns=(before.st_atime_ns, before.st_mtime_ns))
+    changed = digests(problem)
+    assert changed != first and changed == problem_digest(problem)
