@@ -34,6 +34,10 @@ def doubled(items):
     items.extend(items)
     return items
 
+def echo_field(field):
+    import dataclasses
+    return dataclasses.replace(field, name=field.name + "!")
+
 async def later(value):
     return value * 2
 
@@ -225,6 +229,9 @@ def honest_values():
 '''
 
 PROJECT_MONEY = '''
+import dataclasses
+
+
 class Price:
     made = 0
 
@@ -238,6 +245,22 @@ class Price:
 
 class Till:
     pass
+
+
+class Fragile:  # what cannot be rebuilt where the candidate runs
+    def __reduce__(self):
+        return (_refuse, ())
+
+
+def _refuse():
+    raise RuntimeError("not rebuilt here")
+
+
+@dataclasses.dataclass(frozen=True)
+class Field:  # frozen, its slots declared by hand (litestar's FieldDefinition): pickle's setattr cannot set them
+    __slots__ = ("name", "kinds")
+    name: str
+    kinds: tuple
 '''
 
 
@@ -300,6 +323,26 @@ def test_an_earlier_calls_argument_comes_back_as_the_judges_own_object_and_a_bar
     assert call(judge, "kept") == listed and call(judge, "kept")[0] is listed[0]
     assert type(call(judge, "sentinel")) is object
     assert call(judge, "wrapped", print).__wrapped__ is print  # a builtin sent, and answered again
+
+
+def test_a_frozen_object_with_slots_of_its_own_crosses_both_ways(channel):
+    """Its slots are set as data where it is rebuilt (``object.__setattr__``), not through its frozen
+    ``__setattr__``: the candidate's process reads the judge's, and the judge the candidate's."""
+    from shop.money import Field
+
+    judge, stops = channel
+    field = Field("amount", (int,))
+    assert call(judge, "echo_field", field) == Field("amount!", (int,))
+    assert not stops
+
+
+def test_an_argument_the_candidates_process_cannot_rebuild_fails_that_call_alone(channel):
+    from shop.money import Fragile
+
+    judge, stops = channel
+    with pytest.raises(WireError, match="could not rebuild the call's arguments: .*not rebuilt here"):
+        call(judge, "doubled", Fragile())
+    assert call(judge, "doubled", [1]) == [1, 1] and not stops  # the process still serves
 
 
 def test_a_project_object_crosses_as_the_projects_class_and_its_new_state_comes_back(channel):

@@ -523,6 +523,9 @@ class Channel:
         if not isinstance(message, tuple) or not message or not isinstance(message[0], str):
             raise WireError("a message that is not the judge's protocol")
         kind = message[0]
+        if kind == "unreadable":  # the call last sent: its arguments could not be rebuilt there
+            self.abandoned = None
+            raise WireError(f"the candidate's process could not rebuild the call's arguments: {str(message[1:])[:500]}")
         if kind == "callback":
             self._callback(*message[1:])
             return False, None

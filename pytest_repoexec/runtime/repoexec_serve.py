@@ -206,7 +206,11 @@ class Server:
             data = receive(self.sock)
             if data is None:
                 return
-            message = self._load(data)
+            try:
+                message = self._load(data)
+            except Exception as exc:  # a value of the judge's this process cannot rebuild: that call fails alone
+                send(self.sock, dumps(("unreadable", f"{type(exc).__name__}: {exc}"[:500])))
+                continue
             if message[0] == "call":
                 self._call(*message[1:])
             elif message[0] == "describe":

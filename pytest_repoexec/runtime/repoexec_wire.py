@@ -26,6 +26,7 @@ What the judge sends is its own (the tests' arguments): the candidate's process 
 
 import builtins
 import collections
+import copyreg
 import datetime
 import decimal
 import enum
@@ -416,9 +417,12 @@ class JudgeUnpickler(pickle._Unpickler):
         if isinstance(inst, (type, types.ModuleType, *FUNCTION_TYPES)) or _handle(inst):
             raise WireError(f"a state for {type(inst).__name__} {getattr(inst, '__name__', '')} may not be set")
         _no_handle_in(state, self.known, self.clean, f"the state of a {type(inst).__qualname__}")
-        if getattr(inst, "__setstate__", None) is None:
-            _plain_state(type(inst), state)
-        super().load_build()
+        if getattr(inst, "__setstate__", None) is not None:
+            super().load_build()
+            return
+        _plain_state(type(inst), state)
+        self.stack.pop()
+        set_state(inst, state)
 
     def load_newobj(self):
         self._may_make(self.stack[-2])
@@ -550,6 +554,23 @@ def _plain_state(cls, state):
     for name in (slots or {}):
         if name not in declared:
             raise WireError(f"a {cls.__qualname__}'s state may not set {str(name)[:100]!r}: not a slot it declares")
+
+
+def set_state(obj, state):
+    """pickle's default BUILD, with each slot set as data (``object.__setattr__``, as a frozen dataclass's own
+    ``__setstate__`` does): pickle's ``setattr`` fails on a frozen class that declares its slots by hand."""
+    attributes, slots = state if isinstance(state, tuple) and len(state) == 2 else (state, None)
+    if attributes:
+        vars(obj).update(attributes)
+    for name, value in (slots or {}).items():
+        object.__setattr__(obj, name, value)
+
+
+def _guarded_slots(cls):
+    """A class whose slots pickle's default BUILD cannot set: its own ``__setattr__`` (frozen), slots, and no
+    ``__setstate__`` of its own."""
+    return cls.__setattr__ is not object.__setattr__ and getattr(cls, "__setstate__", None) is None \
+        and any("__slots__" in vars(klass) for klass in cls.__mro__[:-1])
 
 
 def _slots_of(klass):
@@ -685,6 +706,10 @@ def converted(obj, as_values=False):
         base = _value_base(type(obj)) if as_values else None
         if base is not None:
             return _as_base(obj, base)
+        if not as_values and not isinstance(obj, type) and _guarded_slots(type(obj)):
+            reduced = obj.__reduce_ex__(4)  # the judge's object: its slots set as data in the candidate's process
+            if isinstance(reduced, tuple) and reduced[0] is copyreg.__newobj__:
+                return (*reduced, *(None,) * (5 - len(reduced)), set_state)[:6]
         return NotImplemented
 
 
