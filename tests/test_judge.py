@@ -41,6 +41,16 @@ def echo_field(field):
 async def later(value):
     return value * 2
 
+async def relay(fetch, value):
+    return await fetch(value) + 1
+
+def drive(fetch, value):
+    import asyncio
+
+    async def inner():
+        return await fetch(value)
+    return asyncio.run(inner())
+
 _KEPT = []
 
 def keep(value):
@@ -323,6 +333,26 @@ def test_an_earlier_calls_argument_comes_back_as_the_judges_own_object_and_a_bar
     assert call(judge, "kept") == listed and call(judge, "kept")[0] is listed[0]
     assert type(call(judge, "sentinel")) is object
     assert call(judge, "wrapped", print).__wrapped__ is print  # a builtin sent, and answered again
+
+
+def test_a_candidates_coroutine_awaits_the_judges_on_the_judges_own_loop(channel):
+    import asyncio
+
+    judge, stops = channel
+    loops = []
+
+    async def fetch(value):
+        await asyncio.sleep(0)  # suspends: only a running loop finishes it
+        loops.append(asyncio.get_running_loop())
+        return value * 10
+
+    async def test():
+        return await call(judge, "relay", fetch, 4), asyncio.get_running_loop()
+
+    answer, loop = asyncio.run(test())
+    assert answer == 41 and loops == [loop]
+    assert call(judge, "drive", fetch, 5) == 50  # awaited in a plain call: on a loop of its own
+    assert len(loops) == 2 and loops[1] is not loop and not stops
 
 
 def test_a_frozen_object_with_slots_of_its_own_crosses_both_ways(channel):

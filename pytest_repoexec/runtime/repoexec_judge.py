@@ -211,10 +211,9 @@ class Handle:
 
     def __await__(self):
         """A coroutine (or other awaitable) of the candidate's, run to its end in its own process's event loop:
-        what it returns is data again. The judge's loop waits meanwhile, so one that awaits the judge's own
-        objects cannot finish (its test times out)."""
-        return self._ask("await")
-        yield  # a generator, as __await__ must return: it never yields
+        what it returns is data again. Where it awaits one of the judge's (a test's coroutine, an ``AsyncMock``'s
+        call), that one runs here, on the judge's own loop, while the candidate's process waits (``awaited``)."""
+        return (yield from self._channel.awaited(("handle", self._hid, "await")))
 
     def __contains__(self, key):
         # by iteration, compared here: the candidate's own __contains__ would answer yes to the expected value
@@ -401,6 +400,46 @@ class Channel:
         self._context()  # the environment as both processes start with it: only later changes cross
 
     def call(self, target, args, kwargs):
+        number, arguments, started = self._start(target, args, kwargs)
+        try:
+            return self._wait(number, arguments)
+        except CandidateError:
+            self._timed(started)
+            raise
+
+    def awaited(self, target):
+        """A generator (what ``Handle.__await__`` returns): the call, and each of the judge's awaitables that the
+        candidate's coroutine awaits meanwhile, run on the judge's loop (it yields what they yield), its outcome
+        sent back. While one runs, the call is not abandoned: a call the judge makes meanwhile is served in the
+        candidate's process, which waits for the outcome."""
+        number, arguments, started = self._start(target, (), {})
+        try:
+            while True:
+                done, value = self._next(number, arguments, awaits=True)
+                if done:
+                    return value
+                if value is None:
+                    continue
+                reply_to, awaitable = value
+                self.abandoned = None
+                try:
+                    outcome = yield from _judge_awaits(awaitable)
+                except Exception as exc:
+                    payload = self._answer(reply_to, exc=exc)
+                except BaseException:  # cancelled here: the candidate's coroutine is told, the call abandoned
+                    self.abandoned = number
+                    self._send(self._answer(reply_to, exc=RuntimeError("the judge's awaitable was cancelled")))
+                    raise
+                else:
+                    payload = self._answer(reply_to, outcome)
+                self.abandoned = number
+                self._send(payload)
+        except CandidateError:
+            self._timed(started)
+            raise
+
+    def _start(self, target, args, kwargs):
+        """Send the call: (its number, its arguments, when it was sent)."""
         if self.broken:
             raise CandidateGone(self.broken)
         if self.reading:  # a name looked up on a remote class while an answer is read: the answer is refused
@@ -418,13 +457,11 @@ class Channel:
             raise CandidateError(f"the test's arguments cannot be sent to the candidate's process: {exc}") from None
         self._send(payload)
         self.abandoned = number  # until its answer is read
-        started = time.monotonic()
-        try:
-            return self._wait(number, arguments)
-        except CandidateError:
-            if self.limit and time.monotonic() - started >= self.limit:  # the judge's clock, not the answer's word
-                raise CandidateTimeout(f"the call ran past the test's limit of {self.limit:g} s") from None
-            raise
+        return number, arguments, time.monotonic()
+
+    def _timed(self, started):
+        if self.limit and time.monotonic() - started >= self.limit:  # the judge's clock, not the answer's word
+            raise CandidateTimeout(f"the call ran past the test's limit of {self.limit:g} s") from None
 
     def make(self, cls, target, args, kwargs):
         """A new instance of the class under test, made in the candidate's process, as an instance of ``cls`` here
@@ -502,9 +539,11 @@ class Channel:
             if done:
                 return value
 
-    def _next(self, number, arguments):
+    def _next(self, number, arguments, awaits=False):
         """Read one message: (True, value) for the answer to call ``number``; (False, None) for anything else
-        (a callback, answered here; an abandoned call's answer, dropped)."""
+        (a callback, answered here; an abandoned call's answer, dropped). ``awaits``: a callback that awaits a
+        lent object is not answered here but given back, (False, (its number, the object)), to be awaited on the
+        judge's loop."""
         try:
             data = receive(self.sock)
         except (OSError, WireError) as exc:
@@ -527,6 +566,8 @@ class Channel:
             self.abandoned = None
             raise WireError(f"the candidate's process could not rebuild the call's arguments: {str(message[1:])[:500]}")
         if kind == "callback":
+            if awaits and len(message) == 6 and message[3] == "await" and message[2] in self.lent:
+                return False, (message[1], self.lent[message[2]])
             self._callback(*message[1:])
             return False, None
         if kind not in ("return", "raise") or len(message) != 4:
@@ -557,15 +598,22 @@ class Channel:
         try:
             if target is None:
                 raise LookupError(f"no object {hid} was lent to the candidate")
-            value = _use(target, op, args, kwargs)
-            reply = ("return", number, None, value)
-            payload = self._dumps(reply)
+            payload = self._answer(number, _use(target, op, args, kwargs))
         except Exception as exc:
-            try:
-                payload = dumps(("raise", number, exc, None), self._persistent_id)
-            except Exception:
-                payload = dumps(("raise", number, RuntimeError(f"{type(exc).__name__}: {exc}"), None))
+            payload = self._answer(number, exc=exc)
         self._send(payload)
+
+    def _answer(self, number, value=None, exc=None):
+        """The judge's answer to a callback: its value (lending what does not pickle), or the exception raised."""
+        if exc is None:
+            try:
+                return self._dumps(("return", number, None, value))
+            except Exception as failed:
+                exc = failed
+        try:
+            return dumps(("raise", number, exc, None), self._persistent_id)
+        except Exception:
+            return dumps(("raise", number, RuntimeError(f"{type(exc).__name__}: {exc}"), None))
 
     def _dumps(self, message):
         """The message as a pickle: what pickles by value so, the test's functions lent; where that fails (an open
@@ -729,10 +777,38 @@ _OPS = {
     "getitem": lambda target, key: target[key], "contains": lambda target, key: key in target,
     "enter": lambda target: target.__enter__(), "exit": lambda target, failed: target.__exit__(
         *((Exception, Exception(), None) if failed else (None, None, None))),
+    "await": lambda target: _await_now(target),
 }
 
 
 _ITERATED = (types.GeneratorType, types.AsyncGeneratorType)  # lent: iterated, never looked into (gi_frame)
+
+
+def _judge_awaits(awaitable):
+    """A lent awaitable awaited from ``Channel.awaited``: on the judge's running loop."""
+    return (yield from awaitable.__await__())
+
+
+def _await_now(awaitable):
+    """A lent awaitable the candidate awaits during a plain call (no loop of the judge's waits on the answer):
+    run to its end on a loop of its own, in a thread of its own where this thread's loop is running."""
+    import asyncio
+
+    async def run():
+        return await awaitable
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        loop = asyncio.new_event_loop()
+        try:
+            return loop.run_until_complete(run())
+        finally:
+            loop.close()
+    import concurrent.futures
+
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, run()).result()
 
 
 def _use(target, op, args, kwargs):
@@ -741,7 +817,8 @@ def _use(target, op, args, kwargs):
             and not isinstance(target, (*FUNCTION_TYPES, functools.partial, types.ModuleType)):
         return getattr(target, args[0])  # a lent object's own data and methods; a function shows none
     if op in _OPS and (op == "call" or not isinstance(target, FUNCTION_TYPES)
-                       or op in ("iter", "next") and isinstance(target, _ITERATED)):
+                       or op in ("iter", "next") and isinstance(target, _ITERATED)
+                       or op == "await" and isinstance(target, types.CoroutineType)):
         return _OPS[op](target, *args, **kwargs)
     if op == "getattr":  # as Python says it (hasattr, getattr with a default work on the other side)
         raise AttributeError(f"the judge's lent object shows no attribute {str(args[0] if args else '')[:100]!r}")

@@ -33,7 +33,7 @@ class _CallTimeout(BaseException):
 class Lent:
     """An object of the judge's (a test's argument that cannot be pickled: a file, a lock, a queue, an object of a
     class defined in a test): each use is a call back to the judge, which allows calls, iteration, ``with``,
-    ``len``, items and the object's non-dunder attributes."""
+    ``await``, ``len``, items and the object's non-dunder attributes."""
 
     def __init__(self, server, hid):
         self._server, self._hid = server, hid
@@ -67,6 +67,12 @@ class Lent:
 
     def __exit__(self, kind, value, traceback):
         return self._ask("exit", kind is not None)
+
+    def __await__(self):
+        """The judge's awaitable (a coroutine of a test's, an ``AsyncMock``'s call) runs on the judge's loop
+        while this process waits for its outcome: a coroutine of ours awaiting it blocks our loop meanwhile."""
+        return self._ask("await")
+        yield  # a generator, as __await__ must return: it never yields
 
     def __getattr__(self, name):
         if name.startswith("__") and name not in ("__name__", "__qualname__"):
