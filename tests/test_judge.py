@@ -41,6 +41,13 @@ def echo_field(field):
 async def later(value):
     return value * 2
 
+async def fill(box, price, value):
+    import asyncio
+
+    await asyncio.sleep(0)
+    box.append(value)
+    price.tag = "awaited"
+
 async def relay(fetch, value):
     return await fetch(value) + 1
 
@@ -353,6 +360,23 @@ def test_a_candidates_coroutine_awaits_the_judges_on_the_judges_own_loop(channel
     assert answer == 41 and loops == [loop]
     assert call(judge, "drive", fetch, 5) == 50  # awaited in a plain call: on a loop of its own
     assert len(loops) == 2 and loops[1] is not loop and not stops
+
+
+def test_what_a_coroutine_does_to_its_arguments_comes_back_when_the_test_awaits_it(channel):
+    import asyncio
+
+    from shop.money import Price
+
+    judge, _ = channel
+    box, price = [], Price(1)
+
+    async def test():
+        made = call(judge, "fill", box, price, 3)
+        assert box == [] and not hasattr(price, "tag")  # its body has not run yet
+        await made
+
+    asyncio.run(test())
+    assert box == [3] and price.tag == "awaited"
 
 
 def test_a_frozen_object_with_slots_of_its_own_crosses_both_ways(channel):

@@ -391,6 +391,7 @@ class Channel:
         self.making = None  # the remote class (or the judge's subclass of it) an instance is being made of
         self.reading = False  # an answer is being read: no call goes out meanwhile
         self.sent = {}  # (call, key) -> an argument the judge sent (``identities``): itself where an answer holds it
+        self.made = {}  # call -> its arguments, where it answered a handle (a coroutine awaited later changes them)
         self.abandoned = None  # a call whose answer a timeout left behind
         self.constants = {}  # id -> (module, name): the target module's own constants, sent by their names
         self.in_reference = 0
@@ -402,10 +403,13 @@ class Channel:
     def call(self, target, args, kwargs):
         number, arguments, started = self._start(target, args, kwargs)
         try:
-            return self._wait(number, arguments)
+            value = self._wait(number, arguments)
         except CandidateError:
             self._timed(started)
             raise
+        if type(value) is Handle and arguments:  # a coroutine, say: awaiting it may change them
+            self.made[number] = arguments
+        return value
 
     def awaited(self, target):
         """A generator (what ``Handle.__await__`` returns): the call, and each of the judge's awaitables that the
@@ -583,6 +587,9 @@ class Channel:
         for index, state in (extra or {}).items():
             if isinstance(index, int) and 0 <= index < len(arguments):
                 _apply(arguments[index], state)
+            elif isinstance(index, tuple) and len(index) == 3 and index[0] == "argument" and index[1] in self.made \
+                    and isinstance(index[2], int) and 0 <= index[2] < len(self.made[index[1]]):
+                _apply(self.made[index[1]][index[2]], state)
             elif isinstance(index, tuple) and len(index) == 3 and index[0] == "sent" and index[1:] in self.sent:
                 _apply(self.sent[index[1:]], state)
                 value = self.sent[index[1:]] if value is state else value

@@ -118,6 +118,7 @@ class Server:
         self.in_reference = 0
         self.objects = {}  # id -> (number, object): the objects answered by value, kept alive, numbered for the judge
         self.received = {}  # id -> (call, key, object): the judge's arguments (``identities``), for answers to name
+        self.awaits = {}  # id -> (awaitable, call, {index: (argument, its state)}): what awaiting it may change
 
     # --- reading the judge ---
 
@@ -299,6 +300,15 @@ class Server:
         finally:
             self.arguments = saved
         changed = {index: arguments[index] for index, was in before.items() if _snapshot(arguments[index]) != was}
+        if target[0] == "handle" and target[2] == "await":  # the state its coroutine gave the call's arguments
+            made = self.awaits.pop(id(self.handles.get(target[1])), None)
+            if made is not None and made[0] is self.handles.get(target[1]):
+                _, call, kept = made
+                changed.update({("argument", call, index): value for index, (value, was) in kept.items()
+                                if _snapshot(value) != was})
+        elif before and inspect.isawaitable(value):  # its body runs when the judge awaits it
+            self.awaits[id(value)] = (value, number, {index: (arguments[index], _snapshot(arguments[index]))
+                                                      for index in before})
         self.arguments = {id(value): index for index, value in enumerate(arguments)}
         received = self.received.get(id(value))
         if received is not None and received[2] is value and id(value) not in self.arguments:
