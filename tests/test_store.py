@@ -137,6 +137,28 @@ def test_under_xdist_a_rerun_is_read_on_the_controller(pytester, mini, cache):
     assert mixed["store"] == {"read": 3, "copies": 0, "evaluated": 1, "replaced": 0}
 
 
+def test_saved_completions_check_the_sandbox_only_where_a_sample_will_run(pytester, mini, cache, monkeypatch):
+    """A rerun of saved completions whose every verdict is stored runs nothing, so it needs no sandbox: with
+    bubblewrap out of sight it still reports them; a run with one sample to evaluate stops before its workers
+    start, naming the option."""
+    replay = write_replay(pytester.path / "r.jsonl", {"mini/scaled": [SCALED_REFERENCE, WRONG], "mini/swap": [SWAP_OK]})
+    first_result, first = run(pytester, mini, cache, replay, "-n", "2")
+    first_result.assert_outcomes(passed=2, failed=1)
+    monkeypatch.setenv("PATH", str(pytester.path / "no-tools"))  # shutil.which("bwrap") finds nothing
+    again_result, again = run(pytester, mini, cache, replay, "-n", "2", "--repoexec-sandbox=bwrap")
+    again_result.assert_outcomes(passed=2, failed=1)
+    assert again["store"]["read"] == 3 and again["metrics"] == first["metrics"]
+    more = write_replay(pytester.path / "more.jsonl", {"mini/scaled": [SCALED_REFERENCE, WRONG],
+                                                        "mini/swap": ["def swap(pair):\n    return pair\n"]})
+    report = pytester.path / "report.json"
+    report.unlink()
+    refused = pytester.runpytest_subprocess(str(mini), f"--repoexec-model=replay:{more}", f"--repoexec-cache={cache}",
+                                            f"--repoexec-report={report}", "-p", "no:cacheprovider", "-n", "2",
+                                            "--repoexec-sandbox=bwrap", *NO_REFERENCE_RUN)
+    assert refused.ret == pytest.ExitCode.USAGE_ERROR
+    refused.stderr.fnmatch_lines(["*--repoexec-sandbox=bwrap: bubblewrap (bwrap) is not installed*"])
+
+
 def test_a_known_failure_read_on_the_controller_is_reported_as_its_worker_reported_it(pytester, mini, cache):
     manifest = mini / "swap" / "problem.toml"
     manifest.write_text(manifest.read_text().replace("number = 2\n", 'number = 2\nknown_failure = "needs /package"\n'))
