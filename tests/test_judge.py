@@ -809,3 +809,14 @@ def test_answers_reshaped_as_the_candidates_own_values_pass_apart_on_every_shipp
     failed = [(s["problem"], s["error_type"], (s["error_log"] or "")[-400:]) for s in report["samples"] if not s["passed"]]
     assert failed == []
     assert len(report["samples"]) == 24 and {s["judge"] for s in report["samples"]} == {"apart"}
+
+
+def test_a_cython_module_function_crosses_to_the_candidate_by_its_name():
+    """Cython's module-level functions are builtins whose ``__self__`` is None (pandas' unpickling helpers): left
+    to pickle, which sends them by name, not as a method of None, which no process could rebuild."""
+    from numpy.random import _generator
+
+    function = getattr(_generator, "__pyx_unpickle_Enum")
+    assert function.__self__ is None
+    assert repoexec_wire.converted(function) is NotImplemented
+    assert repoexec_wire.converted((10).bit_length)[0] is repoexec_wire.bound_method  # a value's method still is one
