@@ -686,7 +686,8 @@ def converted(obj, as_values=False):
         if type(obj) is types.MethodType and not isinstance(owner, types.ModuleType) \
                 and (not isinstance(owner, type) or _named(owner)) \
                 or type(obj) in (types.BuiltinMethodType, types.MethodWrapperType) \
-                and (owner is not None and is_value_type(type(owner)) or isinstance(owner, type) and _named(owner)):
+                and (is_value_type(type(owner)) and (owner is not None or type(obj) is types.MethodWrapperType)
+                     or isinstance(owner, type) and _named(owner)):  # a Cython module's function: no __self__
             return bound_method, (owner, obj.__name__)  # parser.getint, (10).bit_length, int.mro, Cls.create
         if type(obj) is types.CodeType:  # a summary: names and counts, never the code or its constants
             return code_summary, ({name: getattr(obj, name) for name in _CODE_FIELDS},)
