@@ -195,6 +195,12 @@ def die():
     import os
     os._exit(3)
 
+def lazy_import(*names):
+    import importlib
+    for name in names:
+        importlib.import_module(name)
+    return len(names)
+
 
 class _Reduced:
     """What a game returns: it pickles as ``made(*arguments)`` with a state of its choosing."""
@@ -624,6 +630,16 @@ def test_the_same_object_answered_twice_is_the_same_object_with_its_new_state(ch
     first = call(judge, "cached")
     second = call(judge, "cached")
     assert first is second and second.count == 2
+
+
+def test_a_module_the_call_imported_is_imported_in_the_judge_where_it_trusts_it(channel, monkeypatch):
+    judge, _ = channel
+    for name in ("xml.dom.pulldom", "pty"):
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    assert call(judge, "lazy_import", "xml.dom.pulldom", "pty") == 2
+    import xml.dom
+    assert sys.modules["xml.dom.pulldom"] is xml.dom.pulldom  # as a test reading `xml.dom.pulldom` finds it
+    assert "pty" not in sys.modules  # a denied module is not imported on the candidate's word
 
 
 def test_a_lent_generator_is_iterated_and_never_looked_into(channel):

@@ -119,6 +119,7 @@ class Server:
         self.objects = {}  # id -> (number, object): the objects answered by value, kept alive, numbered for the judge
         self.received = {}  # id -> (call, key, object): the judge's arguments (``identities``), for answers to name
         self.awaits = {}  # id -> (awaitable, call, {index: (argument, its state)}): what awaiting it may change
+        self.modules = set(sys.modules)  # the modules imported so far: the judge is told of those a call adds
 
     # --- reading the judge ---
 
@@ -206,6 +207,17 @@ class Server:
             payload = dumps(("raise", message[1], None, (None, text, "")))
         send(self.sock, payload)
 
+    def _imported(self):
+        """Tell the judge the names of the modules a call imported (``google.auth.credentials``, loaded on first
+        use): it imports those it trusts too, so a test reading ``google.auth.credentials`` finds it as it would
+        in-process. Names only: what the judge imports is its own copy, as a pickle naming a class makes it."""
+        if len(sys.modules) == len(self.modules):
+            return
+        names = [name for name in sys.modules if name not in self.modules]
+        self.modules = set(sys.modules)
+        if names:
+            send(self.sock, dumps(("imported", names)))
+
     # --- serving ---
 
     def serve(self):
@@ -290,9 +302,11 @@ class Server:
         try:
             value = self._run(target, args, kwargs, limit)
         except _CallTimeout:
+            self._imported()
             self._send(("raise", number, None, ("Timeout", "the call ran past its limit", "")))
             return
         except BaseException as exc:
+            self._imported()
             kind, told = limit_kind(exc), "".join(traceback.format_exception(exc))  # before _crossing drops it
             self._send(("raise", number, _crossing(exc), (kind.value if kind else None, f"{type(exc).__name__}: {exc}",
                                                          told, _described(exc))))
@@ -318,6 +332,7 @@ class Server:
             number_of = self.objects.setdefault(id(value), (len(self.objects) + 1, value))[0]
             changed[("obj", number_of)] = value
         self.by_value = {id(value) for value in changed.values()}
+        self._imported()
         try:  # the new states first: the answer, if it is one of them, is then the argument itself
             self._send(("return", number, changed, value))
         finally:
