@@ -195,6 +195,14 @@ def die():
     import os
     os._exit(3)
 
+def no_map(values):
+    body = {"--no-map--": True, "depth": 2, "shout": lambda self: "loud", "append": 1,
+            "__eq__": lambda self, other: True, "__hash__": None}
+    return type("_no_maplist", (list,), body)(values)
+
+def mark_of(values):
+    return isinstance(values[1], list), getattr(values[1], "--no-map--", None)
+
 def lazy_import(*names):
     import importlib
     for name in names:
@@ -640,6 +648,21 @@ def test_a_module_the_call_imported_is_imported_in_the_judge_where_it_trusts_it(
     import xml.dom
     assert sys.modules["xml.dom.pulldom"] is xml.dom.pulldom  # as a test reading `xml.dom.pulldom` finds it
     assert "pty" not in sys.modules  # a denied module is not imported on the candidate's word
+
+
+def test_a_value_of_a_class_made_at_run_time_keeps_its_classs_scalar_marks_and_the_bases_behaviour(channel):
+    judge, _ = channel
+    value = call(judge, "no_map", [1, 2])
+    assert isinstance(value, list) and type(value) is not list and value == [1, 2] and value != [9]
+    assert getattr(value, "--no-map--") is True and value.depth == 2  # flutes' map_structure reads the mark
+    assert not hasattr(value, "shout") and callable(value.append) and type(value).__module__ == "repoexec_wire"
+    assert call(judge, "mark_of", {1: value}) == (True, True)  # sent back, it is a marked list there too
+
+    class Shadowing:  # what a game sends by hand: a mark that would stand in for the base's method
+        def __reduce__(self):
+            return repoexec_wire.marked, ("x", (("append", 1),), [1])
+    with pytest.raises(WireError):
+        judge_loads(pickle.dumps(Shadowing()))
 
 
 def test_a_lent_generator_is_iterated_and_never_looked_into(channel):

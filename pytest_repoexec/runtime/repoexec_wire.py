@@ -63,7 +63,7 @@ EXCEPTIONS = frozenset(value for value in vars(builtins).values()
 VALUE_CALLS = {("re", "_compile"), ("repoexec_wire", "dict_view"), ("repoexec_wire", "memory"),
                ("repoexec_wire", "named_tuple"), ("repoexec_wire", "new_lock"), ("repoexec_wire", "bound_method"),
                ("repoexec_wire", "builtin_type"), ("repoexec_wire", "type_variable"), ("repoexec_wire", "code_summary"),
-               ("repoexec_wire", "default_dict"), ("repoexec_wire", "mapping_proxy")}
+               ("repoexec_wire", "default_dict"), ("repoexec_wire", "mapping_proxy"), ("repoexec_wire", "marked")}
 WIRE_CALLS = frozenset(name for module, name in VALUE_CALLS if module == "repoexec_wire")
 # numpy's arrays and scalars, the one third-party value type RepoExec's expected outputs hold
 NUMPY = {("numpy", "ndarray"), ("numpy", "dtype"), ("numpy.core.multiarray", "_reconstruct"),
@@ -704,8 +704,12 @@ def converted(obj, as_values=False):
         fields = getattr(type(obj), "_fields", None)
         if isinstance(obj, tuple) and isinstance(fields, tuple) and not _named(type(obj)):
             return named_tuple, (type(obj).__name__, fields, tuple(obj))
-        base = _value_base(type(obj)) if as_values else None
+        base = _value_base(type(obj)) if as_values or type(obj).__module__ == __name__ else None  # marked here: marked there
         if base is not None:
+            marks = _marks(type(obj), base)
+            if marks:
+                made, arguments = _as_base(obj, base)
+                return marked, (type(obj).__name__, marks, made(*arguments))
             return _as_base(obj, base)
         if not as_values and not isinstance(obj, type) and _guarded_slots(type(obj)):
             reduced = obj.__reduce_ex__(4)  # the judge's object: its slots set as data in the candidate's process
@@ -784,6 +788,42 @@ def _as_base(obj, base):
         return base, (pairs,)
     reduced = base.__reduce__(obj)  # the standard values' own (date, Decimal, Fraction, UUID, a path): their data
     return (base, *reduced[1:]) if reduced[0] is type(obj) else reduced
+
+
+_MARKABLE = (str, int, float, complex, bytes, bytearray, tuple, list, set, frozenset, dict)
+_MARKS = (bool, int, float, str, type(None))
+
+
+def _marks(cls, base):
+    """The plain scalars that a class made at run time of a builtin value type holds under names of its own
+    (flutes' ``no_map_instance``: a list whose class says ``"--no-map--": True``), as sorted pairs: marks the
+    project's code reads with ``hasattr``. Never a dunder, a name the base has, or anything but a scalar."""
+    if base not in _MARKABLE:
+        return ()
+    marks = {}
+    for klass in reversed(cls.__mro__[:cls.__mro__.index(base)]):
+        marks.update((name, value) for name, value in vars(klass).items() if _mark(base, name, value))
+    return tuple(sorted(marks.items()))
+
+
+def _mark(base, name, value):
+    return type(name) is str and not (name.startswith("__") and name.endswith("__")) and not hasattr(base, name) \
+        and type(value) in _MARKS
+
+
+def marked(typename, marks, value):
+    """A value of a class made at run time of a builtin value type, with the marks its class held, rebuilt as a
+    class made here of that type with those marks: names and scalars cross, its behaviour is the base's."""
+    base = type(value)
+    if base not in _MARKABLE or type(typename) is not str or type(marks) is not tuple or not all(
+            type(pair) is tuple and len(pair) == 2 and _mark(base, *pair) for pair in marks):
+        raise WireError("marks of a value's class that are not names and scalars")
+    return _marked_class(typename, base, marks)(value)
+
+
+@functools.lru_cache(maxsize=256)
+def _marked_class(typename, base, marks):
+    return type(typename, (base,), {**dict(marks), "__slots__": (), "__module__": __name__})
 
 
 def builtin_type(name):
