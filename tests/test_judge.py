@@ -203,6 +203,9 @@ def no_map(values):
 def mark_of(values):
     return isinstance(values[1], list), getattr(values[1], "--no-map--", None)
 
+def fields_of(error):
+    return type(error).__name__, error.code, error.reason
+
 def lazy_import(*names):
     import importlib
     for name in names:
@@ -261,6 +264,11 @@ def honest_values():
 
 PROJECT_MONEY = '''
 import dataclasses
+
+
+class Refused(Exception):  # its __init__ passes nothing on: made with keywords, its args are ()
+    def __init__(self, code, reason):
+        self.code, self.reason = code, reason
 
 
 class Price:
@@ -663,6 +671,12 @@ def test_a_value_of_a_class_made_at_run_time_keeps_its_classs_scalar_marks_and_t
             return repoexec_wire.marked, ("x", (("append", 1),), [1])
     with pytest.raises(WireError):
         judge_loads(pickle.dumps(Shadowing()))
+
+
+def test_a_project_exception_made_with_keywords_crosses_to_the_candidates_process(channel):
+    from shop.money import Refused
+    judge, _ = channel
+    assert call(judge, "fields_of", Refused(code=3, reason="closed")) == ("Refused", 3, "closed")
 
 
 def test_a_lent_generator_is_iterated_and_never_looked_into(channel):

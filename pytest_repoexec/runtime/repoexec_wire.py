@@ -711,6 +711,11 @@ def converted(obj, as_values=False):
                 made, arguments = _as_base(obj, base)
                 return marked, (type(obj).__name__, marks, made(*arguments))
             return _as_base(obj, base)
+        if not as_values and isinstance(obj, BaseException) and type(obj) not in EXCEPTIONS \
+                and type(obj).__reduce__ is BaseException.__reduce__ and type(obj).__reduce_ex__ is object.__reduce_ex__:
+            # the judge's exception: its arguments as it holds them, not as its __init__ takes them (a project's
+            # CompilationError(filename=...) holds none), as the judge reads the candidate's
+            return copyreg.__newobj__, (type(obj), *obj.args), obj.__dict__ or None
         if not as_values and not isinstance(obj, type) and _guarded_slots(type(obj)):
             reduced = obj.__reduce_ex__(4)  # the judge's object: its slots set as data in the candidate's process
             if isinstance(reduced, tuple) and reduced[0] is copyreg.__newobj__:
