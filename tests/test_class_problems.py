@@ -357,20 +357,26 @@ def test_a_generic_alias_a_subclass_and_a_copy():
 '''
 
 
+def class_project(at, package_name, module_name, source, tests):
+    """A project of one package holding ``module_name``, and its tests in ``tests/test_<module_name>.py``."""
+    project = at / package_name
+    package = project / "repo" / package_name
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / f"{module_name}.py").write_text(source)
+    (project / "repo" / "tests").mkdir()
+    (project / "repo" / "tests" / f"test_{module_name}.py").write_text(tests)
+    (project / "project.toml").write_text('[source]\npath = "repo"\n')
+    return project
+
+
 @pytest.mark.parametrize("executor", ["warm", "process"])
 def test_a_class_under_test_is_used_through_its_instances_apart(run_repoexec, pytester, executor):
     """A class problem judged apart: methods, the reference's special methods (a comparison with a value is the
     class's own answer: False here), class and static methods, class attributes, a generic alias, a subclass
     the project derives (made as the candidate's process has it), a copy, an attribute set; and a candidate
     whose instance equals anything passes none of the comparisons with values its reference would not make."""
-    project = pytester.path / "store"
-    package = project / "repo" / "store"
-    package.mkdir(parents=True)
-    (package / "__init__.py").write_text("")
-    (package / "bag.py").write_text(BAG)
-    (project / "repo" / "tests").mkdir()
-    (project / "repo" / "tests" / "test_bag.py").write_text(BAG_TESTS)
-    (project / "project.toml").write_text('[source]\npath = "repo"\n')
+    project = class_project(pytester.path, "store", "bag", BAG, BAG_TESTS)
     suite = [f"tests/test_bag.py::{name}" for name in ("test_methods_and_special_methods",
                                                        "test_class_attributes_and_methods",
                                                        "test_a_generic_alias_a_subclass_and_a_copy")]
@@ -426,14 +432,7 @@ def test_a_dataclass_under_test_is_compared_and_read_as_its_decorator_makes_it_a
     """The reference's ``dataclass`` decorator makes its comparisons and hash (asked of the candidate's instances,
     as a class's own ``__eq__`` is) and its fields, which ``dataclasses.asdict``, ``fields`` and ``replace`` read
     in the judge; a candidate whose method is wrong fails."""
-    project = pytester.path / "geo"
-    package = project / "repo" / "geo"
-    package.mkdir(parents=True)
-    (package / "__init__.py").write_text("")
-    (package / "point.py").write_text(POINT)
-    (project / "repo" / "tests").mkdir()
-    (project / "repo" / "tests" / "test_point.py").write_text(POINT_TESTS)
-    (project / "project.toml").write_text('[source]\npath = "repo"\n')
+    project = class_project(pytester.path, "geo", "point", POINT, POINT_TESTS)
     reference = "@dataclasses.dataclass(frozen=True, order=True)\nclass Point:" + POINT.split("class Point:", 1)[1]
     (project / "point").mkdir()
     (project / "point" / "problem.toml").write_text(
