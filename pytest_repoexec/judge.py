@@ -40,9 +40,10 @@ def split_plan(problem: Problem, original: str) -> SplitPlan:
             definition = syntax.find_definition(original, qualname, syntax.CLASS)
         except syntax.DefinitionNotFound as exc:
             return SplitPlan(None, f"its definition cannot be found: {exc}")
-        specials, bases = _class_shape(original.encode("utf-8")[definition.start_byte:definition.end_byte].decode())
+        specials, bases, fields = _class_shape(
+            original.encode("utf-8")[definition.start_byte:definition.end_byte].decode())
         return SplitPlan(_replaced(original, definition, f'{qualname} = __import__("{JUDGE_MODULE}").klass('
-                                                         f'__name__, "{qualname}", {specials!r}, ({bases}))'))
+                                                         f'__name__, "{qualname}", {specials!r}, ({bases}), {fields!r})'))
     try:
         definition = syntax.find_definition(original, qualname, problem.kind)
     except syntax.DefinitionNotFound as exc:
@@ -67,19 +68,46 @@ def split_plan(problem: Problem, original: str) -> SplitPlan:
     return SplitPlan(_replaced(original, definition, stub))
 
 
-def _class_shape(source: str) -> tuple[tuple[str, ...], str]:
-    """The special methods the reference class's own body defines, and its bases as written (a tuple's inside,
-    evaluated where the class stood): the judge asks the candidate's instances only for the special methods
-    the reference has, its own or its bases', so a comparison the reference would not make is never made."""
+def _class_shape(source: str) -> tuple[tuple[str, ...], str, tuple[tuple[str, bool], ...] | None]:
+    """The special methods the reference class's own body defines (or its ``dataclass`` decorator makes), its
+    bases as written (a tuple's inside, evaluated where the class stood), and its dataclass fields as (name,
+    whether ``__init__`` takes it), None where it is no dataclass: the judge asks the candidate's instances only
+    for the special methods the reference has, its own or its bases', so a comparison the reference would not
+    make is never made; a dataclass's fields let ``dataclasses.asdict``, ``fields`` and ``replace`` work on its
+    instances in the judge, each field read from the candidate's instance as any attribute is."""
     import textwrap
 
     node = next(node for node in ast.parse(textwrap.dedent(source)).body if isinstance(node, ast.ClassDef))
-    specials = tuple(sorted({item.name for item in node.body if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))
-                             and item.name.startswith("__") and item.name.endswith("__")}
-                            | {target.id for item in node.body if isinstance(item, ast.Assign)
-                               and not (isinstance(item.value, ast.Constant) and item.value.value is None)
-                               for target in item.targets if isinstance(target, ast.Name) and target.id == "__hash__"}))
-    return specials, "".join(f"{ast.unparse(base)}, " for base in node.bases)
+    specials = {item.name for item in node.body if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))
+                and item.name.startswith("__") and item.name.endswith("__")} \
+        | {target.id for item in node.body if isinstance(item, ast.Assign)
+           and not (isinstance(item.value, ast.Constant) and item.value.value is None)
+           for target in item.targets if isinstance(target, ast.Name) and target.id == "__hash__"}
+    fields = None
+    for decorator in node.decorator_list:
+        called = decorator.func if isinstance(decorator, ast.Call) else decorator
+        if ast.unparse(called).rpartition(".")[2] != "dataclass":
+            continue
+        given = {keyword.arg: keyword.value.value for keyword in getattr(decorator, "keywords", ())
+                 if isinstance(keyword.value, ast.Constant)}
+        if given.get("eq", True):
+            specials.add("__eq__")
+            if given.get("frozen") or given.get("unsafe_hash"):
+                specials.add("__hash__")
+        if given.get("order"):
+            specials.update(("__lt__", "__le__", "__gt__", "__ge__"))
+        fields = tuple((item.target.id, _field_init(item.value)) for item in node.body
+                       if isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name)
+                       and not any(name in ast.unparse(item.annotation) for name in ("ClassVar", "InitVar", "KW_ONLY")))
+    return tuple(sorted(specials)), "".join(f"{ast.unparse(base)}, " for base in node.bases), fields
+
+
+def _field_init(value: ast.expr | None) -> bool:
+    """Whether a dataclass field's ``__init__`` takes it: not where it is ``field(init=False)``."""
+    if isinstance(value, ast.Call) and ast.unparse(value.func).rpartition(".")[2] == "field":
+        return not any(keyword.arg == "init" and isinstance(keyword.value, ast.Constant) and keyword.value.value
+                       is False for keyword in value.keywords)
+    return True
 
 
 def _replaced(original: str, definition: syntax.Definition, stub: str) -> str:

@@ -357,20 +357,26 @@ def test_a_generic_alias_a_subclass_and_a_copy():
 '''
 
 
+def class_project(at, package_name, module_name, source, tests):
+    """A project of one package holding ``module_name``, and its tests in ``tests/test_<module_name>.py``."""
+    project = at / package_name
+    package = project / "repo" / package_name
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / f"{module_name}.py").write_text(source)
+    (project / "repo" / "tests").mkdir()
+    (project / "repo" / "tests" / f"test_{module_name}.py").write_text(tests)
+    (project / "project.toml").write_text('[source]\npath = "repo"\n')
+    return project
+
+
 @pytest.mark.parametrize("executor", ["warm", "process"])
 def test_a_class_under_test_is_used_through_its_instances_apart(run_repoexec, pytester, executor):
     """A class problem judged apart: methods, the reference's special methods (a comparison with a value is the
     class's own answer: False here), class and static methods, class attributes, a generic alias, a subclass
     the project derives (made as the candidate's process has it), a copy, an attribute set; and a candidate
     whose instance equals anything passes none of the comparisons with values its reference would not make."""
-    project = pytester.path / "store"
-    package = project / "repo" / "store"
-    package.mkdir(parents=True)
-    (package / "__init__.py").write_text("")
-    (package / "bag.py").write_text(BAG)
-    (project / "repo" / "tests").mkdir()
-    (project / "repo" / "tests" / "test_bag.py").write_text(BAG_TESTS)
-    (project / "project.toml").write_text('[source]\npath = "repo"\n')
+    project = class_project(pytester.path, "store", "bag", BAG, BAG_TESTS)
     suite = [f"tests/test_bag.py::{name}" for name in ("test_methods_and_special_methods",
                                                        "test_class_attributes_and_methods",
                                                        "test_a_generic_alias_a_subclass_and_a_copy")]
@@ -390,3 +396,54 @@ def test_a_class_under_test_is_used_through_its_instances_apart(run_repoexec, py
     assert (right["passed"], right["tests_passed"], right["judge"]) == (True, 3, "apart"), right["error_log"]
     # its __eq__ is asked, as the reference's is: `bag != Bag(1)` fails (and `bag != [1, 2, 3]` would pass)
     assert (equal_sample["passed"], equal_sample["judge"]) == (False, "apart")
+
+
+POINT = '''\
+import dataclasses
+
+
+@dataclasses.dataclass(frozen=True, order=True)
+class Point:
+    """A point of the plane, labelled."""
+
+    x: int
+    y: int = 0
+    label: str = dataclasses.field(default="", compare=False)
+
+    def moved(self, dx):
+        return dataclasses.replace(self, x=self.x + dx)
+'''
+POINT_TESTS = '''\
+import dataclasses
+
+from geo.point import Point
+
+
+def test_a_dataclass_instance():
+    point = Point(1, 2, "a")
+    assert point == Point(1, 2, "b") and point < Point(2, 0) and hash(point) == hash(Point(1, 2))
+    assert dataclasses.is_dataclass(point) and [field.name for field in dataclasses.fields(point)] == ["x", "y", "label"]
+    assert dataclasses.asdict(point) == {"x": 1, "y": 2, "label": "a"}
+    assert dataclasses.replace(point, y=5) == Point(1, 5) and point.moved(2).x == 3
+'''
+
+
+def test_a_dataclass_under_test_is_compared_and_read_as_its_decorator_makes_it_apart(run_repoexec, pytester):
+    """The reference's ``dataclass`` decorator makes its comparisons and hash (asked of the candidate's instances,
+    as a class's own ``__eq__`` is) and its fields, which ``dataclasses.asdict``, ``fields`` and ``replace`` read
+    in the judge; a candidate whose method is wrong fails."""
+    project = class_project(pytester.path, "geo", "point", POINT, POINT_TESTS)
+    reference = "@dataclasses.dataclass(frozen=True, order=True)\nclass Point:" + POINT.split("class Point:", 1)[1]
+    (project / "point").mkdir()
+    (project / "point" / "problem.toml").write_text(
+        'module = "geo.point"\nentry_point = "Point"\ntest_count = 1\n'
+        'suite = ["tests/test_point.py::test_a_dataclass_instance"]\n'
+        f"reference = '''\n{reference}'''\n\n[prompt]\ndescription_detailed = '''A point.'''\n"
+        "description_sketchy = '''A point.'''\n\n[prompt.context]\nfull = '''\n'''\n")
+    wrong = reference.replace("x=self.x + dx", "x=self.x - dx")
+    replay = write_replay(pytester.path / "replay.jsonl", {"geo/point": [reference, wrong]})
+    result, report = run_repoexec(str(project), f"--repoexec-model=replay:{replay}", "--repoexec-fresh")
+    assert report is not None, result.stdout.str()[-3000:]
+    right, wrong_sample = report["samples"]
+    assert (right["passed"], right["judge"]) == (True, "apart"), right["error_log"]
+    assert (wrong_sample["passed"], wrong_sample["judge"]) == (False, "apart")

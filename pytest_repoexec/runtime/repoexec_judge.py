@@ -80,12 +80,13 @@ def method(module, qualname, kind):
     return {"static": staticmethod, "class": classmethod, "property": property}.get(kind, lambda stub: stub)(stub)
 
 
-def klass(module, name, specials=(), bases=()):
+def klass(module, name, specials=(), bases=(), fields=None):
     """The remote class that stands for the class under test: calling it makes an instance in the candidate's
     process (``RemoteInstance``), and its methods, attributes and special methods are that instance's, asked
     there. Its methods' names come from the candidate's description of its class (``_class_described``); the
     special methods it forwards are only those of the reference: ``specials``, those its own body defines, and
-    those of its ``bases`` (the judge's own classes, as the reference names them)."""
+    those of its ``bases`` (the judge's own classes, as the reference names them). ``fields``: a dataclass
+    reference's (name, whether ``__init__`` takes it), for ``dataclasses``' functions."""
     inherited = {}
     for base in bases:
         for owner in reversed(getattr(base, "__mro__", (base,))[:-1]):
@@ -103,6 +104,8 @@ def klass(module, name, specials=(), bases=()):
         type.__setattr__(cls, special, _forwarding(special))
     if hashing is None:
         type.__setattr__(cls, "__hash__", None)
+    if fields is not None:
+        _as_dataclass(cls, name, fields, bases)
     _CLASSES[(module, name)] = cls
     if _CHANNEL is None:
         _UNDESCRIBED.append((cls, ("class", module, name)))
@@ -112,6 +115,21 @@ def klass(module, name, specials=(), bases=()):
 
 
 _CLASSES = {}  # (module, qualname) -> the remote class made for it
+
+
+def _as_dataclass(cls, name, fields, bases):
+    """The remote class's dataclass fields, its dataclass bases' first: what ``dataclasses.fields``, ``asdict``
+    and ``replace`` read (each field's value is then read from the candidate's instance)."""
+    import dataclasses
+
+    shadow = dataclasses.make_dataclass(name, [(field, "typing.Any", dataclasses.field(init=init))
+                                               for field, init in fields], eq=False)
+    merged = {}
+    for base in reversed([klass for base in bases for klass in getattr(base, "__mro__", ())]):
+        merged.update(getattr(base, "__dataclass_fields__", None) if "__dataclass_fields__" in vars(base) else {})
+    merged.update(shadow.__dataclass_fields__)
+    type.__setattr__(cls, "__dataclass_fields__", merged)
+    type.__setattr__(cls, "__dataclass_params__", shadow.__dataclass_params__)
 
 
 def _stub(target):
@@ -269,6 +287,15 @@ class RemoteClass(type):
             return super().__setattr__(name, value)  # a class the judge's code derives from it keeps its own
         _channel().call(("class", *cls._repoexec_target, "setattr"), (name, value), {})
 
+    def __call__(cls, *args, **kwargs):
+        """The instance, made in the candidate's process, which ran its ``__init__`` there. A class a test
+        derives runs its own ``__init__`` here too (that process made it as the class under test); the project's
+        classes never run theirs twice (a dataclass's would set its fields again)."""
+        made = cls.__new__(cls, *args, **kwargs)
+        if _made_as_base(cls) and "_repoexec_target" not in vars(cls) and isinstance(made, cls):
+            cls.__init__(made, *args, **kwargs)
+        return made
+
 
 class RemoteInstance:
     """An instance of the class under test, which lives in the candidate's process: each attribute read or set,
@@ -280,8 +307,7 @@ class RemoteInstance:
     def __new__(cls, *args, **kwargs):
         # a class the project derives from it is made as the candidate's process has it (the project's same class
         # over the candidate's); one a test derives is made as the class under test, which is all that process has
-        own = "_repoexec_target" in vars(cls) or _of_tests(cls.__module__) or "<" in cls.__qualname__
-        target = cls._repoexec_target if own else (cls.__module__, cls.__qualname__)
+        target = cls._repoexec_target if _made_as_base(cls) else (cls.__module__, cls.__qualname__)
         return _channel().make(cls, ("class", *target, "new"), args, kwargs)
 
     def __class_getitem__(cls, item):  # a generic class under test, subscripted (MultiDict[str]) as the reference
@@ -322,6 +348,11 @@ class RemoteInstance:
     def __reduce_ex__(self, protocol):
         raise TypeError(f"an instance of {type(self).__qualname__} lives in the candidate's process: it is not "
                         "pickled in the judge's")
+
+
+def _made_as_base(cls):
+    """The remote class itself, or a class a test derives from it (its module or a function holds it)."""
+    return "_repoexec_target" in vars(cls) or _of_tests(cls.__module__) or "<" in cls.__qualname__
 
 
 def _forwarding(name):
