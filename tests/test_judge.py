@@ -665,6 +665,8 @@ def test_a_value_of_a_class_made_at_run_time_keeps_its_classs_scalar_marks_and_t
     assert getattr(value, "--no-map--") is True and value.depth == 2  # flutes' map_structure reads the mark
     assert not hasattr(value, "shout") and callable(value.append) and type(value).__module__ == "repoexec_wire"
     assert call(judge, "mark_of", {1: value}) == (True, True)  # sent back, it is a marked list there too
+    value.seen = True  # as on a value of a class type() made: flutes sets its mark so where it can
+    assert value.seen is True
 
     class Shadowing:  # what a game sends by hand: a mark that would stand in for the base's method
         def __reduce__(self):

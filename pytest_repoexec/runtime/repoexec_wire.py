@@ -828,7 +828,9 @@ def marked(typename, marks, value):
 
 @functools.lru_cache(maxsize=256)
 def _marked_class(typename, base, marks):
-    return type(typename, (base,), {**dict(marks), "__slots__": (), "__module__": __name__})
+    # with a __dict__, as a class made by type() has: setattr on its values works as on the project's (flutes'
+    # no_map_instance sets its mark so where it can, and a mutant returning None then fails as in-process)
+    return type(typename, (base,), {**dict(marks), "__module__": __name__})
 
 
 def builtin_type(name):
