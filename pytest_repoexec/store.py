@@ -19,6 +19,7 @@ import hashlib
 import json
 import os
 import stat
+import time
 import uuid
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -30,6 +31,7 @@ from filelock import FileLock
 from .problem import Problem
 
 LAYOUT = 2  # of an entry; an entry of another layout is not read
+_RACY_NS = 2_000_000_000  # a problem's file changed more recently than this: its digest is not kept (coarse clocks)
 
 
 @functools.cache
@@ -98,6 +100,8 @@ class ProblemDigests:
             if entry["said"] == said.hexdigest() and isinstance(entry["digest"], str):
                 return entry["digest"]
         digest = _content_digest(files)
+        if any(time.time_ns() - info.st_ctime_ns < _RACY_NS for _, _, info in files):
+            return digest  # written just now: a write within the file system's clock tick would look the same
         with contextlib.suppress(OSError):  # a cache: a store that cannot keep it reads the files again
             kept.parent.mkdir(parents=True, exist_ok=True)
             partial = kept.with_name(f"{kept.name}.{os.getpid()}.partial")
