@@ -120,6 +120,7 @@ class Environments:
     def __init__(self, cache: Path) -> None:
         self.cache = cache
         self._built: dict[str, ProjectEnv | EnvironmentBuildError] = {}
+        self._runtimes: dict[bool, Path] = {}  # by ``own_runner``: its key walks the installed distributions
 
     def get(self, project: Project) -> ProjectEnv:
         key = str(project.manifest)
@@ -182,6 +183,11 @@ class Environments:
     def _runtime(self, own_runner: bool = False) -> Path:
         """The inner runner's packages, shared by every virtualenv through a .pth file; for a project that runs
         its own pytest, the same less pytest and what only pytest needs."""
+        if own_runner not in self._runtimes:
+            self._runtimes[own_runner] = self._make_runtime(own_runner)
+        return self._runtimes[own_runner]
+
+    def _make_runtime(self, own_runner: bool) -> Path:
         if own_runner:
             dists = [importlib.metadata.distribution(name) for name in _OWN_RUNNER_DISTRIBUTIONS]
         else:

@@ -85,7 +85,7 @@ class Problem:
     tests: Path | None  # the problem's own test module; None for a problem judged by the project's suite
     expected: Path
     reference: str
-    dependencies: tuple[str, ...]
+    declared_dependencies: tuple[str, ...] | None  # the manifest's; None: found in the reference when asked
     context_full: str
     number: int | None = None
     timeout: float | None = None
@@ -120,6 +120,14 @@ class Problem:
     def noun(self) -> str:
         """What the candidate is, in the prompts' and messages' words: "function" or "class"."""
         return self.kind.partition("_")[0]
+
+    @functools.cached_property
+    def dependencies(self) -> tuple[str, ...]:
+        """The context's names the reference's body uses (DIR's denominator): parsed only when a sample is
+        scored or a prompt made, not when a rerun reads its verdicts."""
+        if self.declared_dependencies is not None:
+            return self.declared_dependencies
+        return tuple(syntax.dependencies(self.context_full, self.reference, self.entry_point, self.kind))
 
     @functools.cached_property
     def _split_reference(self) -> tuple[str, str | None, str]:
@@ -355,12 +363,11 @@ def load_problem(manifest: Path, description: str = "detailed") -> Problem:
     if unknown:
         raise fields.error("allow", f"unknown kinds {unknown}; known: {', '.join(SAFETY_KINDS)}")
 
+    dependencies = None
     if "dependencies" in fields.table:
-        dependencies = fields.get("dependencies", list)
+        dependencies = tuple(fields.get("dependencies", list))
         if not all(isinstance(name, str) for name in dependencies):
             raise fields.error("dependencies", "expected a list of names")
-    else:
-        dependencies = syntax.dependencies(context_full, reference, entry_point, kind)
 
     return Problem(
         project=project,
@@ -374,7 +381,7 @@ def load_problem(manifest: Path, description: str = "detailed") -> Problem:
         tests=tests,
         expected=expected,
         reference=reference,
-        dependencies=tuple(dependencies),
+        declared_dependencies=dependencies,
         context_full=context_full,
         number=number,
         timeout=float(timeout) if timeout is not None else None,

@@ -78,6 +78,12 @@ def _content_digest(files: list[tuple[str, str, os.stat_result]]) -> str:
     return digest.hexdigest()
 
 
+def _load(path: str) -> Any:
+    """A JSON file's value (``OSError``, ``ValueError`` as ``json.loads`` and ``open`` raise them)."""
+    with open(path, "rb") as file:
+        return json.loads(file.read())
+
+
 class ProblemDigests:
     """Each problem's digest, kept under ``<cache>/results/problems`` beside what its files' inodes said when
     it was taken (size, modification and change times, inode): a later run whose every file says the same
@@ -137,6 +143,7 @@ class ResultStore:
 
     def __init__(self, folder: Path, context: Mapping[str, Any], fresh: bool = False, run: str | None = None) -> None:
         self.folder, self.context, self.fresh, self.run = folder, dict(context), fresh, run or uuid.uuid4().hex
+        self._root = os.fspath(folder)
         self._problems: dict[Path, str] = {}  # each problem's digest, read once
         self._digests = ProblemDigests(folder / "problems")
         self._bases: dict[tuple, str] = {}  # the shared part of a problem's keys, by problem, environment, variant
@@ -174,11 +181,11 @@ class ResultStore:
         """(result, durations, the completion's shapes where the alias holds them) of the entry the alias names,
         where both read (under ``fresh``, this run's only)."""
         try:
-            named = json.loads(self._path(alias, "aliases").read_text(encoding="utf-8"))
+            named = _load(self._file(alias, "aliases"))
             key = named["key"]
         except (OSError, ValueError, KeyError, TypeError):
             return None
-        stored, durations = self._read(self._path(str(key))) if isinstance(key, str) else (None, None)
+        stored, durations = self._read(self._file(key)) if isinstance(key, str) else (None, None)
         shapes = named.get("shapes")
         shapes = shapes if isinstance(shapes, list) and all(isinstance(shape, str) for shape in shapes) else None
         return (stored, durations, shapes) if stored is not None else None
@@ -195,14 +202,18 @@ class ResultStore:
 
     def _path(self, key: str, under: str = ".") -> Path:
         """An entry's file (``under="aliases"``: an alias's)."""
-        return self.folder / under / key[:2] / f"{key}.json"
+        return Path(self._file(key, under))
+
+    def _file(self, key: str, under: str = ".") -> str:
+        """``_path`` as a string: a rerun reads thousands, and a ``Path`` costs more to make than to open."""
+        return f"{self._root}/{under}/{key[:2]}/{key}.json"
 
     @contextlib.contextmanager
     def slot(self, key: str) -> Iterator[Slot]:
         """The key's entry. One that reads is read without the lock (entries are written whole, with a rename);
         otherwise the lock is held while the caller evaluates and puts, so that a module is run once."""
         path = self._path(key)
-        stored, durations = self._read(path)
+        stored, durations = self._read(str(path))
         if stored is not None:
             yield Slot(path, stored, False, durations, self.run)
             return
@@ -210,15 +221,15 @@ class ResultStore:
         with FileLock(str(path) + ".lock"):
             stored, durations, unreadable = None, None, False
             if path.exists():
-                stored, durations = self._read(path)
+                stored, durations = self._read(str(path))
                 unreadable = stored is None and not self.fresh
             yield Slot(path, stored, unreadable, durations, self.run)
 
-    def _read(self, path: Path) -> tuple[dict[str, Any] | None, dict[str, float] | None]:
+    def _read(self, path: str) -> tuple[dict[str, Any] | None, dict[str, float] | None]:
         """(result, durations) of an entry, or (None, None) where there is none, it cannot be read, or it is
         an earlier run's under ``fresh``."""
         try:
-            entry = json.loads(path.read_text(encoding="utf-8"))
+            entry = _load(path)
             if entry.get("layout") != LAYOUT or not isinstance(entry.get("result"), dict):
                 raise ValueError(f"layout {entry.get('layout')!r}")
         except (OSError, ValueError, AttributeError):
