@@ -710,6 +710,29 @@ def test_the_judge_refuses_a_stream_that_names_anything_but_an_allowed_type(stre
     assert named.split(".")[-1] in str(refused.value) or named in str(refused.value)
 
 
+def test_a_partial_binds_only_a_method_of_what_crossed_with_it_or_a_value_type():
+    """A library function with the candidate's arguments bound would run the candidate's code in the judge when a
+    test calls it (``partial(cProfile.run, code)``); a config parser's sections hold partials of their own methods,
+    and ``partial(int, base=2)`` is a value type's constructor: those cross."""
+    import configparser
+    import cProfile
+    import functools
+
+    parser = configparser.ConfigParser()
+    parser.read_string("[section]\nkey = 3\n")
+    assert judge_loads(repoexec_wire.dumps(parser, as_values=True))["section"].getint("key") == 3
+    assert judge_loads(pickle.dumps(functools.partial(int, base=2), protocol=4))("101") == 5
+    with pytest.raises(WireError, match="a partial of run may not cross"):
+        judge_loads(pickle.dumps(functools.partial(cProfile.run, "raise SystemExit"), protocol=4))
+
+    class Swapped:  # made of a method, then its state (``partial.__setstate__``) puts a function in its place
+        def __reduce__(self):
+            return functools.partial, (",".join,), (cProfile.run, ("raise SystemExit",), {}, None)
+
+    with pytest.raises(WireError, match="a partial of run may not cross"):
+        judge_loads(repoexec_wire.dumps(Swapped(), as_values=True))
+
+
 def test_the_judge_refuses_a_class_of_the_tests_own(tmp_path):
     (tmp_path / "test_helpers_rx.py").write_text("class Anything:\n    def __eq__(self, other):\n        return True\n")
     sys.path.insert(0, str(tmp_path))

@@ -20,7 +20,7 @@ import traceback
 import types
 
 from repoexec_guard import apply_limits, deny_system_calls, limit_kind
-from repoexec_wire import (FUNCTION_TYPES, WIRE_CALLS, _named, _named_singleton, converted, dumps, identities,
+from repoexec_wire import (FUNCTION_TYPES, VALUE_TYPES, WIRE_CALLS, _named, _named_singleton, converted, dumps, identities,
                            is_value_type, module_of_project, receive, send, shaped_function, socket_from)
 
 _GRACE = 0.5  # seconds past the test's limit before a call is interrupted here (the judge's timeout comes first)
@@ -186,8 +186,10 @@ class Server:
             return None  # typing.Union by its name, typing.Optional[int] as typing's subscription
         if _bound_to_value(obj) if isinstance(obj, types.MethodType) else converted(obj, True) is not NotImplemented:
             return None  # a lock, a method of a value, a dict's view: as the wire sends them
-        if isinstance(obj, functools.partial) and (_bound_to_value(obj.func) or _global_name(obj.func)):
-            return None  # a partial of a value's method or of a named function: a value (a parser's getint)
+        if isinstance(obj, functools.partial) and (isinstance(obj.func, type) and obj.func in VALUE_TYPES or (
+                _bound_to_value(obj.func) and not isinstance(getattr(obj.func, "__self__", None), type))):
+            return None  # a partial of a value's method (a parser's getint) or of a value type: a value; one of a
+            # function stays here, a handle (the judge runs no function on arguments the candidate bound)
         if isinstance(obj, type) or is_value_type(cls) or module_of_project(cls.__module__, self.project_roots) \
                 and not isinstance(obj, FUNCTION_TYPES):
             return None

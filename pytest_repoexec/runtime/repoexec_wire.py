@@ -403,6 +403,7 @@ class JudgeUnpickler(pickle._Unpickler):
         if not isinstance(func, type) and not any(func is _function(*name) for name in VALUE_CALLS | NUMPY):
             raise WireError(f"a call of a {type(func).__name__} may not be made by the judge")
         stack[-1] = func(*args)
+        self._made(stack[-1])
 
     def refuse_instantiation(self):
         raise WireError("protocol 0 and 1 instantiation (INST, OBJ) is not read by the judge")
@@ -443,12 +444,15 @@ class JudgeUnpickler(pickle._Unpickler):
             raise WireError(f"{cls.__module__}.{cls.__qualname__} may cross as a reference only, never be made")
 
     def _made(self, obj):
-        if type(obj) in self.library_classes:
+        if type(obj) in self.library_classes or type(obj) is functools.partial:
             self.library_objects.append(obj)
 
     def load(self):
         value = super().load()
         _handles_only_in_containers(value, self.known)  # a list filled after the object holding it was built, too
+        for obj in self.library_objects:  # its state (``__setstate__``) may have replaced what REDUCE made it of
+            if type(obj) is functools.partial:
+                _bound_partial(obj)
         for obj in self.library_objects:  # with their state: an __eq__ that says yes to what it cannot know
             if _equals_anything(obj):
                 raise WireError(f"a {type(obj).__module__}.{type(obj).__qualname__} that equals anything may not "
@@ -513,6 +517,19 @@ def _reached(root, known, clean=None):
             continue
         nested = inside or type(item) not in _PLAIN_CONTAINERS
         left.extend((child, nested) for child in gc.get_referents(item))
+
+
+def _bound_partial(made):
+    """A ``partial`` of the candidate's binds a method to an object that crossed with it (a config parser's
+    section's ``getint``) or a value type (``int``), never a function: ``partial(cProfile.run, "...")`` would be
+    code of the candidate's that the judge runs when a test calls what it got."""
+    if isinstance(made.func, type) and made.func in VALUE_TYPES:
+        return  # partial(int, base=2): a value type's own C constructor
+    owner = getattr(made.func, "__self__", None)
+    if not isinstance(made.func, (types.MethodType, types.BuiltinMethodType)) or owner is None \
+            or isinstance(owner, (type, types.ModuleType)):
+        raise WireError(f"a partial of {getattr(made.func, '__qualname__', type(made.func).__name__)} may not cross "
+                        "to the judge: only a method of an object that crossed with it is bound")
 
 
 def _no_handle_in(value, known, clean, where):
