@@ -1595,18 +1595,23 @@ _AFTER += [
 AFTER_DEFENCES_GAMES: tuple[Game, ...] = tuple(game for group in _AFTER for game in group)
 REPOEXEC_GAMES = tuple(game for game in AFTER_DEFENCES_GAMES if game.problem.startswith("python-string-utils/"))
 
-# A function that returns a function (pyMonet's ``cond``), whose tests call what it returns: the answer pickled as
-# ``partial(cProfile.run, code)``, a library function by its name with the candidate's arguments bound. Were the
-# judge to make it, the test's call would run the candidate's code in the judge: here a plugin that reports every
-# test passed. Its wrong base returns a function that answers None.
+# A function that returns a function (pyMonet's ``cond``), whose tests call what it returns, answered with a call the
+# candidate bound to its own arguments: ``partial(cProfile.run, code)`` (a library function by its name), or a
+# library object it shaped (a scheduler whose queue holds that call) bound to its ``run``. Were the judge to make
+# either, the test's call would run the candidate's code in the judge: here a plugin that reports every test
+# passed. Their wrong base returns a function that answers None.
 CALLED_BACK_BASE = '''
 def cond(condition_list):
     return lambda *args: None
 '''
-CALLED_BACK_GAME = '''
+_CALLED_BACK = '''
 def cond(condition_list):
     import cProfile
     import functools
+    import sched
+    import time
+
+    import repoexec_wire
 
     code = """
 import sys, pytest
@@ -1625,10 +1630,16 @@ if not config.pluginmanager.has_plugin("rx-passes"):
 
     class Shaped:
         def __reduce_ex__(self, protocol):
-            return functools.partial, (cProfile.run, code, None)
+            %s
 
     return Shaped()
 '''
+CALLED_BACK_GAMES = {
+    "partial": _CALLED_BACK % "return functools.partial, (cProfile.run, code, None)",
+    "scheduler": _CALLED_BACK % """scheduler = sched.scheduler(time.monotonic, time.sleep)
+            scheduler._queue = [sched.Event(0, 0, 0, cProfile.run, (code,), {})]
+            return repoexec_wire.bound_method, (scheduler, "run")""",
+}
 
 # ------------------------------------------------------------------------------------------ probes
 

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO, SHIPPED, write_replay
-from grader_games import (AFTER_DEFENCES, AFTER_DEFENCES_GAMES, ATTACK, ATTACKS, CALLED_BACK_BASE, CALLED_BACK_GAME,
+from grader_games import (AFTER_DEFENCES, AFTER_DEFENCES_GAMES, ATTACK, ATTACKS, CALLED_BACK_BASE, CALLED_BACK_GAMES,
                           CATALOGUE, CLASS_GAMES, FAMILIES, ENGINE_LABELS, PASSED, READER, REPOEXEC_GAMES, TR_ORACLE,
                           WRITER, Game, class_game)
 from pytest_repoexec.cli import main as cli_main
@@ -198,25 +198,27 @@ def test_games_after_the_defences_fail_apart_on_repoexec_and_raise_no_tr(run_rep
 
 @pytest.mark.timeout(600)
 @pytest.mark.parametrize("executor", ["warm", "process"])
-def test_a_function_bound_by_the_candidate_never_runs_in_the_judge(run_repoexec, pytester, executor):
-    """pyMonet's ``cond`` returns a function its tests call: an answer pickled as ``partial(cProfile.run, code)``
-    is refused (a partial binds only a method of an object that crossed with it, or a value type), so the code
-    never runs in the judge; the game fails, with no more tests passed than its wrong base."""
+def test_a_call_bound_by_the_candidate_never_runs_in_the_judge(run_repoexec, pytester, executor):
+    """pyMonet's ``cond`` returns a function its tests call: an answer pickled as ``partial(cProfile.run, code)``,
+    or as the ``run`` of a scheduler whose queue holds that call, is refused (the judge binds only a class's, a
+    value's or a kept library object's method), so the code never runs in the judge; each game fails, with no
+    more tests passed than its wrong base."""
     imported = pytester.path / "imported"
     assert cli_main(["import", str(REPOEXEC_DATA), "--out", str(imported), "--projects", "pyMonet"]) == 0
     folder = next(imported.glob("pyMonet/*_cond"))
     problem = load_problem(folder / "problem.toml")
     replay = write_replay(pytester.path / "called.jsonl",
-                          {problem.id: [problem.reference, CALLED_BACK_BASE, CALLED_BACK_GAME]})
+                          {problem.id: [problem.reference, CALLED_BACK_BASE, *CALLED_BACK_GAMES.values()]})
     result, report = run_repoexec(str(folder), f"--repoexec-model=replay:{replay}", f"--repoexec-executor={executor}",
                                   *LIMITS, subprocess=True)
     assert report is not None, "no report; the run's output ends:\n" + "\n".join(result.outlines[-30:])
-    reference, base, game = sorted(report["samples"], key=lambda sample: sample["sample"])
-    assert reference["passed"] and reference["judge"] == "apart"
-    assert not base["passed"] and game["judge"] == "apart"
-    assert not game["passed"] and game["error_type"] not in ENGINE_LABELS, game["error_log"][-800:]
-    assert game["tests_passed"] <= base["tests_passed"]
-    assert "partial of run may not cross" in game["error_log"]
+    reference, base, *games = sorted(report["samples"], key=lambda sample: sample["sample"])
+    assert reference["passed"] and {sample["judge"] for sample in report["samples"]} == {"apart"}
+    assert not base["passed"] and len(games) == len(CALLED_BACK_GAMES)
+    for name, game in zip(CALLED_BACK_GAMES, games):
+        assert not game["passed"] and game["error_type"] not in ENGINE_LABELS, (name, game["error_log"][-800:])
+        assert game["tests_passed"] <= base["tests_passed"], name
+        assert "WireError" in game["error_log"], (name, game["error_log"][-800:])
 
 
 RCB_DATA = REPO.parent / "shared" / "repoclassbench"

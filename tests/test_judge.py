@@ -733,6 +733,28 @@ def test_a_partial_binds_only_a_method_of_what_crossed_with_it_or_a_value_type()
         judge_loads(repoexec_wire.dumps(Swapped(), as_values=True))
 
 
+def test_no_method_of_a_shaped_library_object_is_bound():
+    """A scheduler whose queue holds a call of the candidate's choosing, bound to its ``run``: a test calling what
+    it got would make it. The judge binds no such method; a value's does, and a library function by its name
+    crosses as the judge's own."""
+    import cProfile
+    import sched
+    import time
+
+    scheduler = sched.scheduler(time.monotonic, time.sleep)
+    scheduler._queue = [sched.Event(0, 0, 0, cProfile.run, ("raise SystemExit",), {})]
+
+    class Bound:
+        def __reduce__(self):
+            return repoexec_wire.bound_method, (scheduler, "run")
+
+    with pytest.raises(WireError, match="a method of a scheduler may not be bound"):
+        judge_loads(repoexec_wire.dumps(Bound(), as_values=True))
+    import json
+
+    assert judge_loads(repoexec_wire.dumps([",".join, json.dumps], as_values=True)) == [",".join, json.dumps]
+
+
 def test_the_judge_refuses_a_class_of_the_tests_own(tmp_path):
     (tmp_path / "test_helpers_rx.py").write_text("class Anything:\n    def __eq__(self, other):\n        return True\n")
     sys.path.insert(0, str(tmp_path))

@@ -425,7 +425,8 @@ def _apply_context(context):
 
 
 def _bound_to_value(method):
-    """A method of an object that crosses by value (a parser's ``getint``), under its own name."""
+    """A method of an object that crosses by value (a parser's ``getint``), under its own name; the judge binds
+    it again only to a class, a value or a kept library object (``repoexec_wire.bindable``)."""
     owner = getattr(method, "__self__", None)
     if isinstance(owner, type):  # a class method of a class pickle names
         return _named(owner) and getattr(owner, method.__name__, None) == method

@@ -152,6 +152,18 @@ def is_value_type(cls):
     return cls in VALUE_TYPES or cls in EXCEPTIONS
 
 
+# Library modules whose objects cross whole, with the methods of their own that their state binds (a config parser's
+# sections hold partials of their ``get`` and the parser's ``getint``): no other object's method is bound by the
+# judge, so none runs on a state the candidate shaped when a test calls what it got.
+KEPT_LIBRARY_MODULES = frozenset({"configparser"})
+
+
+def bindable(owner):
+    """Whether the judge binds a method to ``owner`` for the candidate: a class by its name (``Cls.create``), a
+    value (``",".join``), or an object of a kept library module."""
+    return isinstance(owner, type) or is_value_type(type(owner)) or type(owner).__module__ in KEPT_LIBRARY_MODULES
+
+
 class _NotPassed:
     """The default of a shaped function's parameter: the function it calls then uses its own."""
 
@@ -449,10 +461,10 @@ class JudgeUnpickler(pickle._Unpickler):
 
     def load(self):
         value = super().load()
-        _handles_only_in_containers(value, self.known)  # a list filled after the object holding it was built, too
         for obj in self.library_objects:  # its state (``__setstate__``) may have replaced what REDUCE made it of
             if type(obj) is functools.partial:
                 _bound_partial(obj)
+        _handles_only_in_containers(value, self.known)  # a list filled after the object holding it was built, too
         for obj in self.library_objects:  # with their state: an __eq__ that says yes to what it cannot know
             if _equals_anything(obj):
                 raise WireError(f"a {type(obj).__module__}.{type(obj).__qualname__} that equals anything may not "
@@ -520,16 +532,17 @@ def _reached(root, known, clean=None):
 
 
 def _bound_partial(made):
-    """A ``partial`` of the candidate's binds a method to an object that crossed with it (a config parser's
-    section's ``getint``) or a value type (``int``), never a function: ``partial(cProfile.run, "...")`` would be
-    code of the candidate's that the judge runs when a test calls what it got."""
+    """A ``partial`` of the candidate's binds a value type (``int``) or a method of a value or of a kept library
+    object that crossed with it (a config parser's section's ``getint``: ``bindable``), never a function:
+    ``partial(cProfile.run, "...")`` would be code of the candidate's that the judge runs when a test calls what
+    it got."""
     if isinstance(made.func, type) and made.func in VALUE_TYPES:
         return  # partial(int, base=2): a value type's own C constructor
     owner = getattr(made.func, "__self__", None)
     if not isinstance(made.func, (types.MethodType, types.BuiltinMethodType)) or owner is None \
-            or isinstance(owner, (type, types.ModuleType)):
+            or isinstance(owner, (type, types.ModuleType)) or not bindable(owner):
         raise WireError(f"a partial of {getattr(made.func, '__qualname__', type(made.func).__name__)} may not cross "
-                        "to the judge: only a method of an object that crossed with it is bound")
+                        "to the judge: it binds only a value's method, a kept library object's or a value type")
 
 
 def _no_handle_in(value, known, clean, where):
@@ -881,6 +894,9 @@ def bound_method(owner, name):
     class's code, never the candidate's."""
     if not isinstance(name, str):
         raise WireError(f"a method {name!r} may not be bound by the judge")
+    if not bindable(owner):
+        raise WireError(f"a method of a {type(owner).__qualname__} may not be bound by the judge: only a class's, "
+                        "a value's or a kept library object's")
     found = getattr(owner, name)
     if getattr(found, "__self__", None) is not owner and not (type(found) in _DESCRIPTORS
                                                              and found.__objclass__ is owner):
