@@ -160,8 +160,10 @@ KEPT_LIBRARY_MODULES = frozenset({"configparser"})
 
 def bindable(owner):
     """Whether the judge binds a method to ``owner`` for the candidate: a class by its name (``Cls.create``), a
-    value (``",".join``), or an object of a kept library module."""
-    return isinstance(owner, type) or is_value_type(type(owner)) or type(owner).__module__ in KEPT_LIBRARY_MODULES
+    value (``",".join``), or an object of a kept library module's class (a project's subclass of it too: luigi's
+    config parser)."""
+    return isinstance(owner, type) or is_value_type(type(owner)) \
+        or any(klass.__module__ in KEPT_LIBRARY_MODULES for klass in type(owner).__mro__)
 
 
 class _NotPassed:
