@@ -1596,10 +1596,11 @@ AFTER_DEFENCES_GAMES: tuple[Game, ...] = tuple(game for group in _AFTER for game
 REPOEXEC_GAMES = tuple(game for game in AFTER_DEFENCES_GAMES if game.problem.startswith("python-string-utils/"))
 
 # A function that returns a function (pyMonet's ``cond``), whose tests call what it returns, answered with a call the
-# candidate bound to its own arguments: ``partial(cProfile.run, code)`` (a library function by its name), or a
-# library object it shaped (a scheduler whose queue holds that call) bound to its ``run``. Were the judge to make
-# either, the test's call would run the candidate's code in the judge: here a plugin that reports every test
-# passed. Their wrong base returns a function that answers None.
+# candidate bound to its own arguments: ``partial(cProfile.run, code)`` (a library function by its name), a
+# library object it shaped (a scheduler whose queue holds that call) bound to its ``run``, or one that calls what
+# it holds (xmlrpc's method proxy holding ``cProfile.run`` and the code as its name). Were the judge to make any,
+# the test's call would run the candidate's code in the judge: here a plugin that reports every test passed. Their
+# wrong base returns a function that answers None.
 CALLED_BACK_BASE = '''
 def cond(condition_list):
     return lambda *args: None
@@ -1639,6 +1640,9 @@ CALLED_BACK_GAMES = {
     "scheduler": _CALLED_BACK % """scheduler = sched.scheduler(time.monotonic, time.sleep)
             scheduler._queue = [sched.Event(0, 0, 0, cProfile.run, (code,), {})]
             return repoexec_wire.bound_method, (scheduler, "run")""",
+    # xmlrpc's method proxy calls what it holds with the name it holds: the candidate's function and code
+    "held": _CALLED_BACK % """import xmlrpc.client
+            return xmlrpc.client._Method, (), {"_Method__send": cProfile.run, "_Method__name": code}""",
 }
 
 # ------------------------------------------------------------------------------------------ probes

@@ -200,9 +200,9 @@ def test_games_after_the_defences_fail_apart_on_repoexec_and_raise_no_tr(run_rep
 @pytest.mark.parametrize("executor", ["warm", "process"])
 def test_a_call_bound_by_the_candidate_never_runs_in_the_judge(run_repoexec, pytester, executor):
     """pyMonet's ``cond`` returns a function its tests call: an answer pickled as ``partial(cProfile.run, code)``,
-    or as the ``run`` of a scheduler whose queue holds that call, is refused (the judge binds only a class's, a
-    value's or a kept library object's method), so the code never runs in the judge; each game fails, with no
-    more tests passed than its wrong base."""
+    as the ``run`` of a scheduler whose queue holds that call, or as xmlrpc's method proxy holding ``cProfile.run``
+    and the code, is refused, so the code never runs in the judge; each game fails, with no more tests passed
+    than its wrong base."""
     imported = pytester.path / "imported"
     assert cli_main(["import", str(REPOEXEC_DATA), "--out", str(imported), "--projects", "pyMonet"]) == 0
     folder = next(imported.glob("pyMonet/*_cond"))

@@ -149,6 +149,12 @@ def always_contains():
     Bag.__module__ = "bags"  # not the project's: a callable of the candidate's stays a handle
     return Bag()
 
+def deferred(name):
+    import cProfile
+    from shop.money import Deferred, Price
+    return {"profiled": Deferred(cProfile.run, "raise SystemExit"), "method": Deferred(Price(1).__eq__, 1),
+            "data": [Deferred(1, "x")], "in a list": [cProfile.run]}[name]
+
 def hints():
     import typing, collections.abc, configparser
     parser = configparser.ConfigParser()
@@ -284,6 +290,14 @@ class Price:
 
 class Till:
     pass
+
+
+class Deferred:  # calls what it holds on what it holds
+    def __init__(self, fn, arg):
+        self.fn, self.arg = fn, arg
+
+    def fire(self):
+        return self.fn(self.arg)
 
 
 class Fragile:  # what cannot be rebuilt where the candidate runs
@@ -612,6 +626,20 @@ def test_a_candidates_container_cannot_say_it_holds_the_expected_value(channel):
     assert isinstance(bag, repoexec_judge.Handle) and "expected" not in bag and "wrong" in bag
 
 
+def test_no_function_the_candidate_names_crosses_inside_an_object(channel):
+    """A project object holding ``cProfile.run`` and code (its method calls one on the other), or a method of an
+    object of the candidate's (which stays there, a handle), is refused; an object of data crosses, and a library function by its name crosses
+    alone or in a list, where only a test calls it."""
+    import cProfile
+
+    judge, _ = channel
+    with pytest.raises(WireError, match="function run may not cross inside another object"):
+        call(judge, "deferred", "profiled")
+    with pytest.raises(WireError, match="may not hold an object of the candidate's process"):
+        call(judge, "deferred", "method")  # the method stays there, a handle
+    assert call(judge, "deferred", "data")[0].arg == "x" and call(judge, "deferred", "in a list") == [cProfile.run]
+
+
 def test_type_hints_named_library_objects_and_a_parser_cross(channel):
     import collections.abc
     import configparser
@@ -755,6 +783,37 @@ def test_no_method_of_a_shaped_library_object_is_bound():
     assert judge_loads(repoexec_wire.dumps([",".join, json.dumps], as_values=True)) == [",".join, json.dumps]
 
 
+def test_no_function_crosses_inside_an_object_its_methods_would_call_it_with_the_candidates_data(tmp_path):
+    """A project's object (a lazy value that calls what it holds) or a library's (a scheduler's queue) holding
+    ``cProfile.run`` beside a string of code: a test calling the object's method would run the code in the judge.
+    Functions cross only as the answer or in plain containers; a project object of data, and a config parser
+    (whose sections hold their own methods), cross whole."""
+    import cProfile
+    import configparser
+    import sched
+    import time
+
+    (tmp_path / "lazy_rx.py").write_text(
+        "class Lazy:\n    def __init__(self, fn, arg):\n        self.fn, self.arg = fn, arg\n"
+        "    def get(self):\n        return self.fn(self.arg)\n")
+    sys.path.insert(0, str(tmp_path))
+    try:
+        import lazy_rx
+
+        with pytest.raises(WireError, match="function run may not cross inside another object"):
+            judge_loads(pickle.dumps(lazy_rx.Lazy(cProfile.run, "raise SystemExit"), protocol=4), roots=[str(tmp_path)])
+        assert judge_loads(pickle.dumps([lazy_rx.Lazy(3, "x")], protocol=4), roots=[str(tmp_path)])[0].arg == "x"
+    finally:
+        sys.path.remove(str(tmp_path))
+    scheduler = sched.scheduler(time.monotonic, time.sleep)
+    scheduler.enter(0, 0, cProfile.run, ("raise SystemExit",))
+    with pytest.raises(WireError, match="may not cross inside another object"):
+        judge_loads(repoexec_wire.dumps(scheduler, as_values=True))
+    parser = configparser.ConfigParser()
+    parser.read_string("[section]\nkey = 3\n")
+    assert judge_loads(repoexec_wire.dumps({"parser": parser}, as_values=True))["parser"]["section"].getint("key") == 3
+
+
 def test_the_judge_refuses_a_class_of_the_tests_own(tmp_path):
     (tmp_path / "test_helpers_rx.py").write_text("class Anything:\n    def __eq__(self, other):\n        return True\n")
     sys.path.insert(0, str(tmp_path))
@@ -772,6 +831,15 @@ def test_the_judge_refuses_to_set_state_on_a_class():
     stream = b"cdecimal\nDecimal\n(N}S'__eq__'\nNstb."
     with pytest.raises(WireError, match="may not be set"):
         judge_loads(stream)
+
+
+def test_the_judge_sets_no_state_on_a_librarys_named_object():
+    """``typing.Union`` crosses as the judge's own object: a state after it would change the judge's typing."""
+    import typing
+
+    with pytest.raises(WireError, match="may not be set"):
+        judge_loads(b"ctyping\nUnion\n(dS'_name'\nS'Any'\nsb.")
+    assert typing.Union._name == "Union"
 
 
 def test_the_judge_refuses_to_set_state_on_a_library_class():

@@ -20,8 +20,8 @@ import traceback
 import types
 
 from repoexec_guard import apply_limits, deny_system_calls, limit_kind
-from repoexec_wire import (FUNCTION_TYPES, VALUE_TYPES, WIRE_CALLS, _named, _named_singleton, converted, dumps, identities,
-                           is_value_type, module_of_project, receive, send, shaped_function, socket_from)
+from repoexec_wire import (FUNCTION_TYPES, VALUE_TYPES, WIRE_CALLS, _named, _named_singleton, bindable, converted, dumps,
+                           identities, is_value_type, module_of_project, receive, send, shaped_function, socket_from)
 
 _GRACE = 0.5  # seconds past the test's limit before a call is interrupted here (the judge's timeout comes first)
 
@@ -425,13 +425,13 @@ def _apply_context(context):
 
 
 def _bound_to_value(method):
-    """A method of an object that crosses by value (a parser's ``getint``), under its own name; the judge binds
-    it again only to a class, a value or a kept library object (``repoexec_wire.bindable``)."""
+    """A method the judge binds again to what crossed by value (a parser's ``getint``), under its own name: of a
+    class, a value or a kept library object (``repoexec_wire.bindable``); any other stays here, a handle."""
     owner = getattr(method, "__self__", None)
     if isinstance(owner, type):  # a class method of a class pickle names
         return _named(owner) and getattr(owner, method.__name__, None) == method
-    return not isinstance(owner, types.ModuleType) and _named(type(owner)) and not callable(owner) \
-        and not hasattr(owner, "__next__") and getattr(owner, method.__name__, None) == method
+    return not isinstance(owner, types.ModuleType) and _named(type(owner)) and bindable(owner) \
+        and not callable(owner) and not hasattr(owner, "__next__") and getattr(owner, method.__name__, None) == method
 
 
 def _global_name(obj):

@@ -162,8 +162,11 @@ def bindable(owner):
     """Whether the judge binds a method to ``owner`` for the candidate: a class by its name (``Cls.create``), a
     value (``",".join``), or an object of a kept library module's class (a project's subclass of it too: luigi's
     config parser)."""
-    return isinstance(owner, type) or is_value_type(type(owner)) \
-        or any(klass.__module__ in KEPT_LIBRARY_MODULES for klass in type(owner).__mro__)
+    return isinstance(owner, type) or is_value_type(type(owner)) or _kept(owner)
+
+
+def _kept(owner):
+    return not isinstance(owner, type) and any(klass.__module__ in KEPT_LIBRARY_MODULES for klass in type(owner).__mro__)
 
 
 class _NotPassed:
@@ -344,12 +347,19 @@ class JudgeUnpickler(pickle._Unpickler):
         self.library_classes, self.library_objects, self.references_only = set(), [], set()
         self.known = set()
         self.clean = {}  # id -> object: objects a check found free of handles (kept alive: ids stay theirs)
+        self.chosen = {}  # id -> function: the functions the answer named, which cross only as data's peers
 
     def persistent_load(self, pid):
         found = self.persistent(pid)
-        if not _handle(found):
+        if isinstance(pid, tuple) and pid[:1] == ("handle",) and not _handle(found):
+            self._chose(found)  # a function by its name: the judge's own, the candidate's choice
+        elif not _handle(found):
             self.known.add(id(found))  # the judge's own (a test's argument): not looked into
         return found
+
+    def _chose(self, function):
+        self.chosen[id(function)] = function
+        return function
 
     def find_class(self, module, name):
         if (module, name) in _NAMES:
@@ -374,9 +384,12 @@ class JudgeUnpickler(pickle._Unpickler):
                 self.library_classes.add(found)
                 return found
             if isinstance(found, (types.FunctionType, types.BuiltinFunctionType)) and found.__module__ == module:
-                return found  # a library's function by its name (a file handler's io.open): the judge's own
+                return self._chose(found)  # a library's function by its name (a file handler's io.open): the judge's own
             if not isinstance(found, (types.ModuleType, *FUNCTION_TYPES)) and _named_singleton(found) == name \
                     and not _equals_anything(found):
+                self.known.add(id(found))  # not looked into: what it holds is the library's, not the candidate's
+                if callable(found) and not _typing(found):
+                    return self._chose(found)  # a ufunc: the judge's own, a call the answer chose
                 return found  # a library's named object (typing.Union): the judge's own
         elif module.partition(".")[0] in REFERENCES_ONLY and library_module(module, denied_too=True):
             found = super().find_class(module, name)
@@ -417,19 +430,21 @@ class JudgeUnpickler(pickle._Unpickler):
         if not isinstance(func, type) and not any(func is _function(*name) for name in VALUE_CALLS | NUMPY):
             raise WireError(f"a call of a {type(func).__name__} may not be made by the judge")
         stack[-1] = func(*args)
+        if func is bound_method and callable(stack[-1]) and not _kept(stack[-1].__self__):
+            self._chose(stack[-1])  # a class's or a value's method (``Cls.create``), named by the answer
         self._made(stack[-1])
 
     def refuse_instantiation(self):
         raise WireError("protocol 0 and 1 instantiation (INST, OBJ) is not read by the judge")
 
     def load_build(self):
-        """An instance's state is data, set as data: on an instance only (on a class it would be setattr on the
-        project's class), holding no handle, and, where the class has no ``__setstate__`` of its own, naming
+        """An instance's state is data, set as data: on an instance the answer made only (on a class it would be
+        setattr on the project's class, on a library's named object or a test's argument a change of the judge's own), holding no handle, and, where the class has no ``__setstate__`` of its own, naming
         neither a dunder (``__class__``) nor anything the class or its bases define as behaviour (a method,
         property or descriptor: an instance attribute of that name would stand in for it), and in the slot part
         only declared slots."""
         state, inst = self.stack[-1], self.stack[-2]
-        if isinstance(inst, (type, types.ModuleType, *FUNCTION_TYPES)) or _handle(inst):
+        if isinstance(inst, (type, types.ModuleType, *FUNCTION_TYPES)) or _handle(inst) or id(inst) in self.known:
             raise WireError(f"a state for {type(inst).__name__} {getattr(inst, '__name__', '')} may not be set")
         _no_handle_in(state, self.known, self.clean, f"the state of a {type(inst).__qualname__}")
         if getattr(inst, "__setstate__", None) is not None:
@@ -466,7 +481,7 @@ class JudgeUnpickler(pickle._Unpickler):
         for obj in self.library_objects:  # its state (``__setstate__``) may have replaced what REDUCE made it of
             if type(obj) is functools.partial:
                 _bound_partial(obj)
-        _handles_only_in_containers(value, self.known)  # a list filled after the object holding it was built, too
+        _handles_only_in_containers(value, self.known, self.chosen)  # a list filled after the object holding it was built, too
         for obj in self.library_objects:  # with their state: an __eq__ that says yes to what it cannot know
             if _equals_anything(obj):
                 raise WireError(f"a {type(obj).__module__}.{type(obj).__qualname__} that equals anything may not "
@@ -563,13 +578,20 @@ _FILLED = (list, dict, set, bytearray, collections.deque, collections.OrderedDic
            collections.defaultdict)  # what APPENDS and SETITEMS can still change after a check
 
 
-def _handles_only_in_containers(value, known):
-    """A handle (a function, generator or iterator that stays in the candidate's process) stands in an answer
-    only as itself or in lists, tuples, dicts and sets: never where code would use it on the judge's values."""
+def _handles_only_in_containers(value, known, chosen):
+    """A handle (a function, generator or iterator that stays in the candidate's process) or a function the
+    answer named (``chosen``: a library's or the project's by its name, a method bound for it) stands in an answer
+    only as itself or in lists, tuples, dicts and sets, where only a test calls it, with the test's arguments:
+    never inside another object, whose own methods would call it on the data the candidate put beside it
+    (``cProfile.run`` and a string of code). What the project's own ``__setstate__`` makes is its own."""
     for item, inside in _reached(value, known):
         if inside and _handle(item):
             raise WireError("an object of the candidate's process may cross only as the answer itself or in a "
                             "list, tuple, dict or set, never inside another object")
+        if inside and id(item) in chosen:
+            raise WireError(f"a {type(item).__name__} {getattr(item, '__qualname__', '')} may not cross inside "
+                            "another object: only data does (a function crosses as the answer or in a list, "
+                            "tuple, dict or set)")
 
 
 def _plain_state(cls, state):
