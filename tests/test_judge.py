@@ -4,6 +4,7 @@ idioms that the in-process defences accused pass apart; and a candidate apart re
 
 from __future__ import annotations
 
+import collections
 import io
 import os
 import pickle
@@ -151,9 +152,11 @@ def always_contains():
 
 def deferred(name):
     import cProfile
-    from shop.money import Deferred, Price
+    import collections
+    from shop.money import Deferred, Price, listed
     return {"profiled": Deferred(cProfile.run, "raise SystemExit"), "method": Deferred(Price(1).__eq__, 1),
-            "data": [Deferred(1, "x")], "in a list": [cProfile.run]}[name]
+            "data": [Deferred(1, "x")], "in a list": [cProfile.run], "own": Deferred(listed, "x"),
+            "tree": collections.defaultdict(listed)}[name]
 
 def hints():
     import typing, collections.abc, configparser
@@ -298,6 +301,10 @@ class Deferred:  # calls what it holds on what it holds
 
     def fire(self):
         return self.fn(self.arg)
+
+
+def listed(arg=0):
+    return [arg]
 
 
 class Fragile:  # what cannot be rebuilt where the candidate runs
@@ -628,8 +635,9 @@ def test_a_candidates_container_cannot_say_it_holds_the_expected_value(channel):
 
 def test_no_function_the_candidate_names_crosses_inside_an_object(channel):
     """A project object holding ``cProfile.run`` and code (its method calls one on the other), or a method of an
-    object of the candidate's (which stays there, a handle), is refused; an object of data crosses, and a library function by its name crosses
-    alone or in a list, where only a test calls it."""
+    object of the candidate's (which stays there, a handle), is refused; an object of data crosses, and a function
+    by its name crosses alone or in a list (where only a test calls it), as a defaultdict's factory (called with
+    no arguments) and in an object of its own package's class (the package's code calling its own function)."""
     import cProfile
 
     judge, _ = channel
@@ -638,6 +646,8 @@ def test_no_function_the_candidate_names_crosses_inside_an_object(channel):
     with pytest.raises(WireError, match="may not hold an object of the candidate's process"):
         call(judge, "deferred", "method")  # the method stays there, a handle
     assert call(judge, "deferred", "data")[0].arg == "x" and call(judge, "deferred", "in a list") == [cProfile.run]
+    assert call(judge, "deferred", "own").fire() == ["x"]  # its own package's function, called by its own code
+    assert call(judge, "deferred", "tree")["missing"] == [0]  # a defaultdict's factory is called with nothing
 
 
 def test_type_hints_named_library_objects_and_a_parser_cross(channel):
@@ -803,6 +813,7 @@ def test_no_function_crosses_inside_an_object_its_methods_would_call_it_with_the
         with pytest.raises(WireError, match="function run may not cross inside another object"):
             judge_loads(pickle.dumps(lazy_rx.Lazy(cProfile.run, "raise SystemExit"), protocol=4), roots=[str(tmp_path)])
         assert judge_loads(pickle.dumps([lazy_rx.Lazy(3, "x")], protocol=4), roots=[str(tmp_path)])[0].arg == "x"
+
     finally:
         sys.path.remove(str(tmp_path))
     scheduler = sched.scheduler(time.monotonic, time.sleep)
@@ -903,6 +914,21 @@ def test_standard_values_cross_unchanged():
     for value in values:
         back = judge_loads(pickle.dumps(value, protocol=4))
         assert type(back) is type(value) and (back == value or isinstance(value, BaseException))
+
+
+def test_builtin_data_is_read_in_c_and_anything_named_by_the_checked_reader():
+    """A message of builtin data alone is read by pickle's C unpickler, which names and refers to nothing; one
+    that names a class or refers to an object is not (the checked reader reads it, and refuses what it refuses)."""
+    shared = [1, "a"]
+    value = [shared, shared, {"k": (1.5, None, b"x", True)}, {1, 2}, frozenset({3}), 10 ** 30, -0.0]
+    data = pickle.dumps(value, protocol=4)
+    back = repoexec_wire._PlainUnpickler(io.BytesIO(data)).load()
+    assert back == value and back[0] is back[1] and judge_loads(data) == value
+    for named in (pickle.dumps(collections.OrderedDict(a=1), protocol=4), b"cos\nsystem\n(S'true'\ntR."):
+        with pytest.raises(repoexec_wire._NotPlain):
+            repoexec_wire._PlainUnpickler(io.BytesIO(named)).load()
+    with pytest.raises(WireError, match="os.system"):
+        judge_loads(b"cos\nsystem\n(S'true'\ntR.")
 
 
 def test_a_message_bigger_than_the_limit_is_not_read():

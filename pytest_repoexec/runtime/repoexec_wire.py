@@ -519,6 +519,7 @@ def _equals_anything(obj):
 
 
 _PLAIN_CONTAINERS = (list, tuple, dict, set, frozenset)  # containers with no code of anyone's in their behaviour
+_VALUE_CONTAINERS = (collections.defaultdict, collections.OrderedDict, collections.Counter, collections.deque)
 _LEAVES = (type, types.ModuleType, types.CodeType, *FUNCTION_TYPES, types.BuiltinMethodType, types.MethodWrapperType)
 
 
@@ -532,20 +533,23 @@ def _handle_class(cls):
 
 
 def _reached(root, known, clean=None):
-    """Each object reachable from ``root`` through what it holds (as the garbage collector sees it), with whether
-    the way there passed an object that is not a plain container: (object, inside). Classes, modules and
-    functions (the judge's own, by name) are not looked into, nor handles."""
-    seen, left = set(), [(root, False)]
+    """Each object reachable from ``root`` through what it holds (as the garbage collector sees it), with how deep
+    in behaviour the way there went and the object that holds it there: (object, depth, holder). The depth is 0
+    through plain containers alone (or none), 1 through the standard value containers too (a defaultdict, whose
+    factory is called with no arguments; a deque), 2 through any other object, the nearest of which is the
+    holder. Classes, modules and functions (the judge's own, by name) are not looked into, nor handles."""
+    seen, left = set(), [(root, 0, None)]
     while left:
-        item, inside = left.pop()
-        if (id(item), inside) in seen:
+        item, inside, holder = left.pop()
+        if (id(item), inside, id(holder)) in seen:
             continue
-        seen.add((id(item), inside))
-        yield item, inside
+        seen.add((id(item), inside, id(holder)))
+        yield item, inside, holder
         if _handle(item) or isinstance(item, _LEAVES) or id(item) in known or clean and id(item) in clean:
             continue
-        nested = inside or type(item) not in _PLAIN_CONTAINERS
-        left.extend((child, nested) for child in gc.get_referents(item))
+        kind = 0 if type(item) in _PLAIN_CONTAINERS else 1 if type(item) in _VALUE_CONTAINERS else 2
+        nested, within = max(inside, kind), item if kind == 2 else holder
+        left.extend((child, nested, within) for child in gc.get_referents(item))
 
 
 def _bound_partial(made):
@@ -567,7 +571,7 @@ def _no_handle_in(value, known, clean, where):
     of its own (a project's ``__eq__``, a library's method, a ``partial``) call the candidate. An object found
     clean once is not looked into again (a chain of objects is walked once, not once per link), but for the
     containers pickle can still fill: the walk of the whole answer at the end sees what they come to hold."""
-    reached = [item for item, _ in _reached(value, known, clean)]
+    reached = [item for item, *_ in _reached(value, known, clean)]
     if any(_handle(item) for item in reached):
         raise WireError(f"{where} may not hold an object of the candidate's process: only data crosses into "
                         "an object")
@@ -583,15 +587,24 @@ def _handles_only_in_containers(value, known, chosen):
     answer named (``chosen``: a library's or the project's by its name, a method bound for it) stands in an answer
     only as itself or in lists, tuples, dicts and sets, where only a test calls it, with the test's arguments:
     never inside another object, whose own methods would call it on the data the candidate put beside it
-    (``cProfile.run`` and a string of code). What the project's own ``__setstate__`` makes is its own."""
-    for item, inside in _reached(value, known):
+    (``cProfile.run`` and a string of code), but an object of its own package's class (httplib2's ``Http`` holds
+    ``httplib2.proxy_info_from_environment``: the package's own code calls the package's own function). In a
+    standard value container it is data's peer too (a defaultdict's factory is called with no arguments). What
+    the project's own ``__setstate__`` makes is its own."""
+    for item, inside, holder in _reached(value, known):
         if inside and _handle(item):
             raise WireError("an object of the candidate's process may cross only as the answer itself or in a "
                             "list, tuple, dict or set, never inside another object")
-        if inside and id(item) in chosen:
+        if inside == 2 and id(item) in chosen and _package(item) != type(holder).__module__.partition(".")[0]:
             raise WireError(f"a {type(item).__name__} {getattr(item, '__qualname__', '')} may not cross inside "
                             "another object: only data does (a function crosses as the answer or in a list, "
                             "tuple, dict or set)")
+
+
+def _package(function):
+    """The top-level package of a function's module (a builtin's: ``builtins``)."""
+    module = getattr(function, "__module__", None)
+    return (module if isinstance(module, str) else type(function).__module__).partition(".")[0]
 
 
 def _plain_state(cls, state):
@@ -693,7 +706,30 @@ def _may_construct(cls):
     return is_value_type(cls) or issubclass(cls, enum.Enum) or "numpy" in cls.__module__ or cls is functools.partial
 
 
+class _NotPlain(Exception):
+    """A message that names a class or function, or refers to an object: read by ``JudgeUnpickler``."""
+
+
+class _PlainUnpickler(pickle.Unpickler):
+    """pickle's C unpickler, for a message of builtin data alone (str, int, float, bytes, None, bool, list, tuple,
+    dict, set, frozenset: what pickle writes with opcodes of their own). It names nothing and refers
+    to nothing, so no REDUCE, NEWOBJ, BUILD or INST can find anything to call or to set a state on, and none of
+    ``JudgeUnpickler``'s checks has anything to look at: the same value, read in C."""
+
+    def find_class(self, module, name):
+        raise _NotPlain
+
+    def persistent_load(self, pid):
+        raise _NotPlain
+
+
 def loads_checked(data, project_roots, persistent):
+    """What the candidate's process sent, read as ``JudgeUnpickler`` reads it (builtin data alone, the most
+    answers, by pickle's C code)."""
+    try:
+        return _PlainUnpickler(io.BytesIO(data)).load()
+    except Exception:  # anything else, or not read at all: the checked reader decides, with its own errors
+        pass
     try:
         return JudgeUnpickler(data, project_roots, persistent).load()
     except WireError:
