@@ -20,8 +20,9 @@ import traceback
 import types
 
 from repoexec_guard import apply_limits, deny_system_calls, limit_kind
-from repoexec_wire import (FUNCTION_TYPES, VALUE_TYPES, WIRE_CALLS, _named, _named_singleton, bindable, converted, dumps,
-                           identities, is_value_type, module_of_project, receive, send, shaped_function, socket_from)
+from repoexec_wire import (FUNCTION_TYPES, VALUE_TYPES, WIRE_CALLS, _named, _named_singleton, bindable, converted,
+                           dumps, identities, is_value_type, module_of_project, receive, send, shaped_function,
+                           socket_from)
 
 _GRACE = 0.5  # seconds past the test's limit before a call is interrupted here (the judge's timeout comes first)
 

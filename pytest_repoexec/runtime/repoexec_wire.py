@@ -166,7 +166,9 @@ def bindable(owner):
 
 
 def _kept(owner):
-    return not isinstance(owner, type) and any(klass.__module__ in KEPT_LIBRARY_MODULES for klass in type(owner).__mro__)
+    """An object of a kept library module's class, or of a subclass of one."""
+    return not isinstance(owner, type) \
+        and any(klass.__module__ in KEPT_LIBRARY_MODULES for klass in type(owner).__mro__)
 
 
 class _NotPassed:
@@ -384,7 +386,7 @@ class JudgeUnpickler(pickle._Unpickler):
                 self.library_classes.add(found)
                 return found
             if isinstance(found, (types.FunctionType, types.BuiltinFunctionType)) and found.__module__ == module:
-                return self._chose(found)  # a library's function by its name (a file handler's io.open): the judge's own
+                return self._chose(found)  # a library's function by its name (a file handler's io.open)
             if not isinstance(found, (types.ModuleType, *FUNCTION_TYPES)) and _named_singleton(found) == name \
                     and not _equals_anything(found):
                 self.known.add(id(found))  # not looked into: what it holds is the library's, not the candidate's
@@ -439,10 +441,10 @@ class JudgeUnpickler(pickle._Unpickler):
 
     def load_build(self):
         """An instance's state is data, set as data: on an instance the answer made only (on a class it would be
-        setattr on the project's class, on a library's named object or a test's argument a change of the judge's own), holding no handle, and, where the class has no ``__setstate__`` of its own, naming
-        neither a dunder (``__class__``) nor anything the class or its bases define as behaviour (a method,
-        property or descriptor: an instance attribute of that name would stand in for it), and in the slot part
-        only declared slots."""
+        setattr on the project's class; on a library's named object or a test's argument, a change of the judge's
+        own), holding no handle, and, where the class has no ``__setstate__`` of its own, naming neither a dunder
+        (``__class__``) nor anything the class or its bases define as behaviour (a method, property or descriptor:
+        an instance attribute of that name would stand in for it), and in the slot part only declared slots."""
         state, inst = self.stack[-1], self.stack[-2]
         if isinstance(inst, (type, types.ModuleType, *FUNCTION_TYPES)) or _handle(inst) or id(inst) in self.known:
             raise WireError(f"a state for {type(inst).__name__} {getattr(inst, '__name__', '')} may not be set")
@@ -481,7 +483,7 @@ class JudgeUnpickler(pickle._Unpickler):
         for obj in self.library_objects:  # its state (``__setstate__``) may have replaced what REDUCE made it of
             if type(obj) is functools.partial:
                 _bound_partial(obj)
-        _handles_only_in_containers(value, self.known, self.chosen)  # a list filled after the object holding it was built, too
+        _handles_only_in_containers(value, self.known, self.chosen)  # what a list holding it came to hold, too
         for obj in self.library_objects:  # with their state: an __eq__ that says yes to what it cannot know
             if _equals_anything(obj):
                 raise WireError(f"a {type(obj).__module__}.{type(obj).__qualname__} that equals anything may not "
@@ -712,8 +714,8 @@ class _NotPlain(Exception):
 
 class _PlainUnpickler(pickle.Unpickler):
     """pickle's C unpickler, for a message of builtin data alone (str, int, float, bytes, None, bool, list, tuple,
-    dict, set, frozenset: what pickle writes with opcodes of their own). It names nothing and refers
-    to nothing, so no REDUCE, NEWOBJ, BUILD or INST can find anything to call or to set a state on, and none of
+    dict, set, frozenset: what pickle writes with opcodes of their own). It names nothing and refers to nothing,
+    so no REDUCE, NEWOBJ, BUILD or INST can find anything to call or to set a state on, and none of
     ``JudgeUnpickler``'s checks has anything to look at: the same value, read in C."""
 
     def find_class(self, module, name):
