@@ -19,6 +19,7 @@ import sys
 import traceback
 import types
 
+from repoexec_futures import is_deferred
 from repoexec_guard import apply_limits, deny_system_calls, limit_kind
 from repoexec_wire import (FUNCTION_TYPES, VALUE_TYPES, WIRE_CALLS, _named, _named_singleton, bindable, converted,
                            dumps, identities, is_value_type, module_of_project, receive, send, shaped_function,
@@ -179,7 +180,8 @@ class Server:
             return ("judge", self.lent_ids[id(obj)])
         if isinstance(obj, types.ModuleType):  # by name: the judge has its own (a library's, the project's)
             return ("module" if sys.modules.get(obj.__name__) is obj else "new module", str(obj.__name__))
-        if getattr(obj, "__module__", None) == "repoexec_wire" and getattr(obj, "__name__", None) in WIRE_CALLS:
+        if getattr(obj, "__module__", None) in ("repoexec_wire", "repoexec_futures") \
+                and (obj.__module__, getattr(obj, "__name__", None)) in WIRE_CALLS:
             return None  # what rebuilds a value on the judge's side, named as it is
         if obj is sys.stdout or obj is sys.stderr or obj is sys.stdin:
             return ("std", ("stdin", "stdout", "stderr")[(sys.stdin, sys.stdout, sys.stderr).index(obj)])
@@ -432,7 +434,8 @@ def _bound_to_value(method):
     if isinstance(owner, type):  # a class method of a class pickle names
         return _named(owner) and getattr(owner, method.__name__, None) == method
     return not isinstance(owner, types.ModuleType) and _named(type(owner)) and bindable(owner) \
-        and not callable(owner) and not hasattr(owner, "__next__") and getattr(owner, method.__name__, None) == method
+        and (is_deferred(owner) or not callable(owner) and not hasattr(owner, "__next__")) \
+        and getattr(owner, method.__name__, None) == method  # a Deferred's __next__ is its own, not an iterator's
 
 
 def _global_name(obj):

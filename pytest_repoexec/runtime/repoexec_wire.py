@@ -43,6 +43,8 @@ import struct
 import types
 import uuid
 
+import repoexec_futures
+
 FUNCTION_TYPES = (types.FunctionType, types.BuiltinFunctionType, types.MethodType, types.BuiltinMethodType,
                   types.GeneratorType, types.CoroutineType, types.AsyncGeneratorType, types.LambdaType)
 MESSAGE_LIMIT = 256 << 20  # no honest answer is this big; a bigger one is refused, not read
@@ -63,8 +65,9 @@ EXCEPTIONS = frozenset(value for value in vars(builtins).values()
 VALUE_CALLS = {("re", "_compile"), ("repoexec_wire", "dict_view"), ("repoexec_wire", "memory"),
                ("repoexec_wire", "named_tuple"), ("repoexec_wire", "new_lock"), ("repoexec_wire", "bound_method"),
                ("repoexec_wire", "builtin_type"), ("repoexec_wire", "type_variable"), ("repoexec_wire", "code_summary"),
-               ("repoexec_wire", "default_dict"), ("repoexec_wire", "mapping_proxy"), ("repoexec_wire", "marked")}
-WIRE_CALLS = frozenset(name for module, name in VALUE_CALLS if module == "repoexec_wire")
+               ("repoexec_wire", "default_dict"), ("repoexec_wire", "mapping_proxy"), ("repoexec_wire", "marked"),
+               ("repoexec_futures", "deferred"), ("repoexec_futures", "failure")}
+WIRE_CALLS = frozenset((module, name) for module, name in VALUE_CALLS if module.startswith("repoexec_"))
 # numpy's arrays and scalars, the one third-party value type RepoExec's expected outputs hold
 NUMPY = {("numpy", "ndarray"), ("numpy", "dtype"), ("numpy.core.multiarray", "_reconstruct"),
          ("numpy._core.multiarray", "_reconstruct"), ("numpy.core.multiarray", "scalar"),
@@ -166,9 +169,11 @@ def bindable(owner):
 
 
 def _kept(owner):
-    """An object of a kept library module's class, or of a subclass of one."""
+    """An object of a kept library module's class, or of a subclass of one; or a Deferred the judge made of data
+    (``repoexec_futures``), whose ``callback`` a project's object may hold (scrapy's request)."""
     return not isinstance(owner, type) \
-        and any(klass.__module__ in KEPT_LIBRARY_MODULES for klass in type(owner).__mro__)
+        and (any(klass.__module__ in KEPT_LIBRARY_MODULES for klass in type(owner).__mro__)
+             or repoexec_futures.is_deferred(owner))
 
 
 class _NotPassed:
@@ -350,6 +355,7 @@ class JudgeUnpickler(pickle._Unpickler):
         self.known = set()
         self.clean = {}  # id -> object: objects a check found free of handles (kept alive: ids stay theirs)
         self.chosen = {}  # id -> function: the functions the answer named, which cross only as data's peers
+        self.futures = []  # what each Deferred the answer holds would call, with what, and holds (``repoexec_futures``)
 
     def persistent_load(self, pid):
         found = self.persistent(pid)
@@ -406,12 +412,18 @@ class JudgeUnpickler(pickle._Unpickler):
         args = stack.pop()
         func = stack[-1]
         self._may_make(func)
-        _no_handle_in(args, self.known, self.clean, f"the arguments of {getattr(func, '__qualname__', type(func).__name__)}")
+        if func is not repoexec_futures.deferred:
+            _no_handle_in(args, self.known, self.clean, f"the arguments of {getattr(func, '__qualname__', type(func).__name__)}")
         if func is type and len(args) == 1 and any(args[0] is v for v in (None, ..., NotImplemented)):
             stack[-1] = type(args[0])  # how pickle names NoneType
             return
         if func is operator.getitem and len(args) == 2 and _typing(args[0]):
             stack[-1] = args[0][args[1]]  # typing.Optional[int], list[str]: a type hint made again
+            return
+        if func is repoexec_futures.deferred:
+            self.futures.append(repoexec_futures.parts(args))  # checked with the whole answer, in ``load``
+            stack[-1] = func(*args)
+            self.known.add(id(stack[-1]))  # the judge's own, made here of checked parts: not looked into again
             return
         if isinstance(func, type) and issubclass(func, BaseException) and func not in EXCEPTIONS:
             # a project's exception: its arguments as it holds them, not as its __init__ takes them
@@ -484,6 +496,8 @@ class JudgeUnpickler(pickle._Unpickler):
             if type(obj) is functools.partial:
                 _bound_partial(obj)
         _handles_only_in_containers(value, self.known, self.chosen)  # what a list holding it came to hold, too
+        for called, arguments, held in self.futures:
+            _future_checked(called, arguments, held, self.known, self.chosen)
         for obj in self.library_objects:  # with their state: an __eq__ that says yes to what it cannot know
             if _equals_anything(obj):
                 raise WireError(f"a {type(obj).__module__}.{type(obj).__qualname__} that equals anything may not "
@@ -601,6 +615,23 @@ def _handles_only_in_containers(value, known, chosen):
             raise WireError(f"a {type(item).__name__} {getattr(item, '__qualname__', '')} may not cross inside "
                             "another object: only data does (a function crosses as the answer or in a list, "
                             "tuple, dict or set)")
+
+
+def _future_checked(called, arguments, held, known, chosen):
+    """A Deferred the judge made for the answer calls, when it fires, only what runs in the candidate's process (a
+    handle), a function of the judge's own that was lent to the candidate, or twisted's pass-through: never a
+    function the answer named. What it passes them is data alone; what it holds as its result stands as an answer
+    does."""
+    own = repoexec_futures.own_steps()
+    for function in called:
+        if not (_handle(function) or id(function) in known and id(function) not in chosen
+                or any(function is step for step in own)):
+            raise WireError(f"a Deferred may call only functions of the candidate's process or the judge's own, not "
+                            f"{getattr(function, '__qualname__', type(function).__name__)}")
+    for item, *_ in _reached(arguments, known):
+        if _handle(item) or id(item) in chosen:
+            raise WireError("a Deferred's callbacks may be given data only")
+    _handles_only_in_containers(held, known, chosen)
 
 
 def _package(function):
@@ -766,6 +797,10 @@ def converted(obj, as_values=False):
     value as the base's, a defaultdict's factory as a copy of what it makes)."""
     if as_values and type(obj) is collections.defaultdict and not _by_name(obj.default_factory):
         return default_dict, (obj.default_factory(), dict(obj))  # the factory's code stays where it is
+    if type(obj).__module__.startswith("twisted."):
+        future = repoexec_futures.reduced(obj, as_values)
+        if future is not None:
+            return future
     if True:
         if type(obj) is types.MappingProxyType:
             return mapping_proxy, (dict(obj),)  # a read-only view of a copy: what it shows is all it is
