@@ -89,6 +89,21 @@ def count_up(n):
 def apply(function, values):
     return [function(v) for v in values]
 
+def settled(kind, value=None):
+    import asyncio
+
+    loop = asyncio.new_event_loop()
+    made = loop.create_future()
+    if kind == "result":
+        made.set_result(value)
+    elif kind == "error":
+        made.set_exception(ValueError(value))
+    elif kind == "cancelled":
+        made.cancel()
+    elif kind == "given":  # tornado's maybe_future: a future is answered as it is
+        made = value
+    return made
+
 def refuse(kind):
     if kind == "own_class":
         class Anything:
@@ -370,6 +385,35 @@ def test_a_coroutine_runs_in_the_candidates_process_when_the_test_awaits_it(chan
     async def awaited():
         return await call(judge, "later", 21)
     assert asyncio.run(awaited()) == 42
+
+
+def test_a_done_future_crosses_as_the_judges_own_and_a_tests_done_future_comes_back_as_itself(channel):
+    """A done asyncio future (tornado's ``Future``) is data: its result, exception or cancellation, set on a new
+    future of the judge's, made on the test's loop; a pending one stays a handle."""
+    import asyncio
+
+    judge, _ = channel
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    try:
+        done = call(judge, "settled", "result", [1, 2])
+        assert type(done) is asyncio.Future and done.result() == [1, 2] and done.get_loop() is loop
+        assert isinstance(call(judge, "settled", "error", "no").exception(), ValueError)
+        assert call(judge, "settled", "cancelled").cancelled()
+        assert type(call(judge, "settled", "pending")) is repoexec_judge.Handle
+        own = loop.create_future()
+        own.set_result("mine")
+        assert call(judge, "settled", "given", own) is own
+    finally:
+        asyncio.set_event_loop(None)
+        loop.close()
+
+
+def test_a_callback_may_call_the_target_again_while_the_candidates_process_waits_on_it(channel):
+    """A test's function that the candidate calls, and that calls the target in turn (tornado's coroutine of a
+    lambda calling another): served in the candidate's process, which waits on the first call meanwhile."""
+    judge, stops = channel
+    assert call(judge, "apply", lambda value: call(judge, "echo", value * 2), [1, 2]) == [2, 4] and stops == []
 
 
 def test_an_earlier_calls_argument_comes_back_as_the_judges_own_object_and_a_bare_object_crosses(channel):

@@ -1,10 +1,10 @@
-"""Twisted's ``Deferred`` and ``Failure`` as data: what crosses is what they hold, and the judge's copy is made by
-the judge's own twisted.
+"""Futures as data: twisted's ``Deferred`` and ``Failure``, and a done ``asyncio.Future`` (tornado's too), cross
+as what they hold, and the judge's copy is made by the judge's own library.
 
-A ``Deferred`` the candidate answers (scrapy's ``defer_succeed``, ``mustbe_deferred``) is a promise of a value,
+A future the candidate answers (scrapy's ``defer_succeed``, tornado's ``maybe_future``) is a promise of a value,
 and its class's behaviour is the library's: the judge makes a new one of the same class from what the candidate's
-one holds, so a test's ``isinstance``, ``addCallback`` and ``.result`` run the judge's twisted on data. It crosses
-as one of two states, or stays in the candidate's process as a handle:
+one holds, so a test's ``isinstance``, ``addCallback``, ``.result`` and ``run_sync`` run the judge's library on
+data. A ``Deferred`` crosses as one of two states, or stays in the candidate's process as a handle:
 
 - fired, nothing left to run: its result (data, or a ``Failure``), fired again on the judge's copy;
 - pending: its chain of callbacks, each a handle to a function of the candidate's process (run there when the
@@ -12,8 +12,13 @@ as one of two states, or stays in the candidate's process as a handle:
   pass-through; their arguments data only. The candidate's process runs no reactor of its own, so what it
   scheduled to fire its ``Deferred`` later never fires the judge's copy.
 
-A ``Failure`` crosses as its exception (which the wire reads as any exception) and is made again around it.
-Standard library only, twisted never imported to send: a class is looked up in ``sys.modules``, where a process
+A ``Failure`` crosses as its exception (which the wire reads as any exception) and is made again around it. An
+``asyncio.Future`` that is done crosses as its result, exception or cancellation, set on a new future of the
+judge's (made where the test runs, on its loop, as the candidate's ``Future()`` would be in-process), and a test's
+done future reaches the candidate so too (tornado's ``maybe_future`` answers it as it is); a pending one stays a
+handle, which the judge awaits in the candidate's process.
+
+Standard library only, no library imported to send: a class is looked up in ``sys.modules``, where a process
 that holds one of its objects has it. ``repoexec_wire`` calls ``reduced`` and checks what ``parts`` names.
 """
 
@@ -21,6 +26,7 @@ import importlib
 import sys
 
 _DEFER, _FAILURE = "twisted.internet.defer", "twisted.python.failure"
+MODULES = frozenset({_DEFER, _FAILURE, "_asyncio", "asyncio.futures"})  # where the classes of futures are defined
 _LIST_STATE = ("resultList", "fireOnOneCallback", "fireOnOneErrback", "consumeErrors", "finishedCount",
                "_deferredList")  # a DeferredList's data besides a Deferred's
 
@@ -31,8 +37,16 @@ def _found(module, name):
 
 
 def reduced(obj, as_values):
-    """How a Deferred (answers only: ``as_values``) or a Failure crosses, as pickle's reduce value, or None."""
+    """How a Deferred (answers only: ``as_values``), a done asyncio future or a Failure crosses, as pickle's reduce
+    value, or None."""
     cls = type(obj)
+    if cls.__module__ in ("_asyncio", "asyncio.futures"):
+        if cls is not _found("asyncio", "Future") or not obj.done():
+            return None
+        if obj.cancelled():
+            return future, ("cancelled", None)
+        failed = obj.exception()
+        return future, ("done", obj.result()) if failed is None else ("failed", failed)
     if cls.__module__ == _FAILURE and cls is _found(_FAILURE, "Failure") and isinstance(obj.value, BaseException):
         return failure, (obj.value,)
     if not as_values or not is_deferred(obj):
@@ -67,6 +81,22 @@ def failure(value):
     if not isinstance(value, BaseException):
         raise TypeError("a Failure holds an exception")
     return importlib.import_module(_FAILURE).Failure(value, type(value))
+
+
+def future(state, value):
+    """A done asyncio future of the judge's: made as ``asyncio.Future()`` makes one where the test runs."""
+    import asyncio
+
+    made = asyncio.Future()
+    if state == "cancelled":
+        made.cancel()
+    elif state == "failed" and isinstance(value, Exception):
+        made.set_exception(value)
+    elif state == "done":
+        made.set_result(value)
+    else:
+        raise TypeError("not a done future's state")
+    return made
 
 
 def deferred(kind, fired, result, chain, extra):

@@ -640,13 +640,19 @@ class Channel:
         return True, value
 
     def _callback(self, number, hid, op, args, kwargs):
+        """Run a lent object's use for the candidate's process, which waits for it: its call is not abandoned
+        meanwhile, so a call the callback makes (a test's lambda calling the target again) is served there."""
         target = self.lent.get(hid)
+        waiting, self.abandoned = self.abandoned, None
         try:
             if target is None:
                 raise LookupError(f"no object {hid} was lent to the candidate")
             payload = self._answer(number, _use(target, op, args, kwargs))
         except Exception as exc:
             payload = self._answer(number, exc=exc)
+        finally:
+            if self.abandoned is None:  # else a call made meanwhile timed out: its answer comes first
+                self.abandoned = waiting
         self._send(payload)
 
     def _answer(self, number, value=None, exc=None):

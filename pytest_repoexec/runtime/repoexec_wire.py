@@ -66,7 +66,7 @@ VALUE_CALLS = {("re", "_compile"), ("repoexec_wire", "dict_view"), ("repoexec_wi
                ("repoexec_wire", "named_tuple"), ("repoexec_wire", "new_lock"), ("repoexec_wire", "bound_method"),
                ("repoexec_wire", "builtin_type"), ("repoexec_wire", "type_variable"), ("repoexec_wire", "code_summary"),
                ("repoexec_wire", "default_dict"), ("repoexec_wire", "mapping_proxy"), ("repoexec_wire", "marked"),
-               ("repoexec_futures", "deferred"), ("repoexec_futures", "failure")}
+               ("repoexec_futures", "deferred"), ("repoexec_futures", "failure"), ("repoexec_futures", "future")}
 WIRE_CALLS = frozenset((module, name) for module, name in VALUE_CALLS if module.startswith("repoexec_"))
 # numpy's arrays and scalars, the one third-party value type RepoExec's expected outputs hold
 NUMPY = {("numpy", "ndarray"), ("numpy", "dtype"), ("numpy.core.multiarray", "_reconstruct"),
@@ -797,7 +797,7 @@ def converted(obj, as_values=False):
     value as the base's, a defaultdict's factory as a copy of what it makes)."""
     if as_values and type(obj) is collections.defaultdict and not _by_name(obj.default_factory):
         return default_dict, (obj.default_factory(), dict(obj))  # the factory's code stays where it is
-    if type(obj).__module__.startswith("twisted."):
+    if type(obj).__module__ in repoexec_futures.MODULES:
         future = repoexec_futures.reduced(obj, as_values)
         if future is not None:
             return future
