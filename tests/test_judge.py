@@ -89,6 +89,14 @@ def count_up(n):
 def apply(function, values):
     return [function(v) for v in values]
 
+MISSING = object()  # a marker: compared by identity
+
+def missing():
+    return MISSING
+
+def is_missing(value):
+    return value is MISSING
+
 def settled(kind, value=None):
     import asyncio
 
@@ -102,6 +110,13 @@ def settled(kind, value=None):
         made.cancel()
     elif kind == "given":  # tornado's maybe_future: a future is answered as it is
         made = value
+    elif kind == "later":  # done when its loop runs
+        loop.call_soon(made.set_result, value)
+    elif kind == "task":
+        async def doubled():
+            await asyncio.sleep(0)
+            return value * 2
+        made = loop.create_task(doubled())
     return made
 
 def refuse(kind):
@@ -400,10 +415,38 @@ def test_a_done_future_crosses_as_the_judges_own_and_a_tests_done_future_comes_b
         assert type(done) is asyncio.Future and done.result() == [1, 2] and done.get_loop() is loop
         assert isinstance(call(judge, "settled", "error", "no").exception(), ValueError)
         assert call(judge, "settled", "cancelled").cancelled()
-        assert type(call(judge, "settled", "pending")) is repoexec_judge.Handle
         own = loop.create_future()
         own.set_result("mine")
         assert call(judge, "settled", "given", own) is own
+    finally:
+        asyncio.set_event_loop(None)
+        loop.close()
+
+
+def test_a_marker_object_of_the_focal_module_crosses_by_its_name_both_ways(channel):
+    """``MISSING = object()`` (tornado's ``moment``) is compared by identity: each side uses its own module's."""
+    import shop.candidate
+
+    judge, _ = channel
+    assert call(judge, "is_missing", shop.candidate.MISSING) is True  # the test's marker is the candidate's there
+    assert call(judge, "missing") is shop.candidate.MISSING  # and theirs is the judge's here, after it was sent too
+
+
+def test_a_pending_future_crosses_as_the_judges_own_that_the_tests_loop_settles_by_awaiting_it(channel):
+    """A pending future or task of the candidate's (tornado's ``with_timeout``, ``convert_yielded``) is a future of
+    the judge's, made on the test's loop; when that loop runs, it awaits the candidate's (run on its own loop in
+    its process) and is set with what that came to, as data."""
+    import asyncio
+
+    judge, _ = channel
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    try:
+        later = call(judge, "settled", "later", {"a": 1})
+        assert type(later) is asyncio.Future and not later.done()
+        assert loop.run_until_complete(later) == {"a": 1}
+        task = call(judge, "settled", "task", 21)
+        assert isinstance(task, asyncio.Future) and loop.run_until_complete(task) == 42
     finally:
         asyncio.set_event_loop(None)
         loop.close()

@@ -15,8 +15,9 @@ data. A ``Deferred`` crosses as one of two states, or stays in the candidate's p
 A ``Failure`` crosses as its exception (which the wire reads as any exception) and is made again around it. An
 ``asyncio.Future`` that is done crosses as its result, exception or cancellation, set on a new future of the
 judge's (made where the test runs, on its loop, as the candidate's ``Future()`` would be in-process), and a test's
-done future reaches the candidate so too (tornado's ``maybe_future`` answers it as it is); a pending one stays a
-handle, which the judge awaits in the candidate's process.
+done future reaches the candidate so too (tornado's ``maybe_future`` answers it as it is); a pending one crosses
+as a handle, and the judge's future made for it is settled, when the test's loop runs, by awaiting that handle (the
+candidate's process runs its own loop until its future is done; what that comes to crosses as data).
 
 Standard library only, no library imported to send: a class is looked up in ``sys.modules``, where a process
 that holds one of its objects has it. ``repoexec_wire`` calls ``reduced`` and checks what ``parts`` names.
@@ -26,7 +27,7 @@ import importlib
 import sys
 
 _DEFER, _FAILURE = "twisted.internet.defer", "twisted.python.failure"
-MODULES = frozenset({_DEFER, _FAILURE, "_asyncio", "asyncio.futures"})  # where the classes of futures are defined
+MODULES = frozenset({_DEFER, _FAILURE, "_asyncio", "asyncio.futures", "asyncio.tasks"})  # where the classes of futures are defined
 _LIST_STATE = ("resultList", "fireOnOneCallback", "fireOnOneErrback", "consumeErrors", "finishedCount",
                "_deferredList")  # a DeferredList's data besides a Deferred's
 
@@ -40,8 +41,8 @@ def reduced(obj, as_values):
     """How a Deferred (answers only: ``as_values``), a done asyncio future or a Failure crosses, as pickle's reduce
     value, or None."""
     cls = type(obj)
-    if cls.__module__ in ("_asyncio", "asyncio.futures"):
-        if cls is not _found("asyncio", "Future") or not obj.done():
+    if cls.__module__ in ("_asyncio", "asyncio.futures", "asyncio.tasks"):
+        if not _asyncio_future(obj) or not obj.done():
             return None
         if obj.cancelled():
             return future, ("cancelled", None)
@@ -81,6 +82,43 @@ def failure(value):
     if not isinstance(value, BaseException):
         raise TypeError("a Failure holds an exception")
     return importlib.import_module(_FAILURE).Failure(value, type(value))
+
+
+def _asyncio_future(obj):
+    found = _found("asyncio", "Future")
+    return found is not None and isinstance(obj, found)
+
+
+def pending(obj):
+    """An asyncio future (or task) not yet done: it crosses as a handle the judge's own future awaits."""
+    return type(obj).__module__ in MODULES and _asyncio_future(obj) and not obj.done()
+
+
+def awaiting(handle):
+    """A pending future of the judge's, made where the test runs, that its loop settles when it runs with what
+    awaiting ``handle`` (the candidate's future, run in its process) comes to: a result, an exception or a
+    cancellation, as data."""
+    import asyncio
+
+    made = asyncio.Future()
+    made.get_loop().call_soon(_settle, made, handle)
+    return made
+
+
+def _settle(made, handle):
+    import asyncio
+
+    async def settled():
+        try:
+            value = await handle
+        except asyncio.CancelledError:
+            made.done() or made.cancel()
+        except Exception as exc:
+            made.done() or made.set_exception(exc)
+        else:
+            made.done() or made.set_result(value)
+    if not made.done():
+        asyncio.ensure_future(settled(), loop=made.get_loop())
 
 
 def future(state, value):

@@ -17,8 +17,10 @@ import sys
 import time
 import types
 
-from repoexec_wire import (FUNCTION_TYPES, WireError, _named, _of_tests, converted, dumps, identities, loads_checked,
-                           receive, resolve_global, send, shaped_function, socket_from, trusted_module)
+import repoexec_futures
+from repoexec_wire import (FUNCTION_TYPES, WireError, _named, _of_tests, converted, dumps, identities, is_sentinel,
+                           loads_checked, module_of_project, receive, resolve_global, send, shaped_function, socket_from,
+                           trusted_module)
 
 DESCRIBE_WAIT = 10.0  # seconds the candidate's process has to describe its target, its module's import included
 STUCK_GRACE = 2.0  # seconds the candidate's process has to answer an abandoned call before it counts as stuck
@@ -686,7 +688,7 @@ class Channel:
         if self.in_reference:  # the four parts of the ("constant", ...) just given, pickled next
             self.in_reference -= 1
             return None
-        if type(obj) in (str, bytes, tuple, frozenset) and id(obj) in self.constants:
+        if id(obj) in self.constants:
             self.in_reference = 4
             return ("constant", *self.constants[id(obj)], obj)
         if isinstance(obj, (types.CodeType, types.FrameType, types.TracebackType)):
@@ -723,6 +725,13 @@ class Channel:
             named = pid[3] if isinstance(pid[3], tuple) and len(pid[3]) == 2 else (None, None)
             own = resolve_global(*named, self.project_roots)  # a library's or the project's function: the judge's
             return own if own is not None else Handle(self, pid[1], pid[2][:200])
+        if pid[0] == "sentinel" and len(pid) == 3 and all(isinstance(part, str) for part in pid[1:]) \
+                and module_of_project(pid[1], self.project_roots):
+            found = getattr(sys.modules.get(pid[1]), pid[2], None)
+            if is_sentinel(found):
+                return found  # the judge's own marker of that name, as the project's module made it
+        if pid[0] == "future" and len(pid) == 2 and isinstance(pid[1], int):
+            return repoexec_futures.awaiting(Handle(self, pid[1], "Future"))
         if pid[0] == "instance" and len(pid) == 4 and isinstance(pid[1], int):
             return self._instance(pid[1], pid[2:])
         if pid[0] == "std" and pid[1] in ("stdin", "stdout", "stderr"):
@@ -755,11 +764,13 @@ class Channel:
 
 
 def _constants(module):
-    """The focal module's constants (strings, bytes, tuples) by identity: an argument that is one of them is sent
-    by its name, and the candidate's process passes its own module's (``config_file is USER_CONFIG_PATH``)."""
+    """The focal module's constants (strings, bytes, tuples) and marker objects (``is_sentinel``) by identity: an
+    argument that is one of them is sent by its name, and the candidate's process passes its own module's
+    (``config_file is USER_CONFIG_PATH``, tornado's ``moment``)."""
     owner = sys.modules.get(module) if isinstance(module, str) else None
     return {id(value): (module, name) for name, value in vars(owner).items()
-            if type(value) in (str, bytes, tuple, frozenset) and not name.startswith("__")} if owner else {}
+            if (type(value) in (str, bytes, tuple, frozenset) or is_sentinel(value)) and not name.startswith("__")} \
+        if owner else {}
 
 
 def _by_reference(obj):

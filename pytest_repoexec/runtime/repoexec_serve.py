@@ -19,9 +19,9 @@ import sys
 import traceback
 import types
 
-from repoexec_futures import is_deferred
+from repoexec_futures import is_deferred, pending
 from repoexec_guard import apply_limits, deny_system_calls, limit_kind
-from repoexec_wire import (FUNCTION_TYPES, VALUE_TYPES, WIRE_CALLS, _named, _named_singleton, bindable, converted,
+from repoexec_wire import (FUNCTION_TYPES, VALUE_TYPES, WIRE_CALLS, _named, _named_singleton, bindable, converted, is_sentinel, sentinels,
                            dumps, identities, is_value_type, module_of_project, receive, send, shaped_function,
                            socket_from)
 
@@ -122,6 +122,7 @@ class Server:
         self.received = {}  # id -> (call, key, object): the judge's arguments (``identities``), for answers to name
         self.awaits = {}  # id -> (awaitable, call, {index: (argument, its state)}): what awaiting it may change
         self.modules = set(sys.modules)  # the modules imported so far: the judge is told of those a call adds
+        self.sentinels = sentinels(module)  # id -> name of the focal module's marker objects: sent by their names
 
     # --- reading the judge ---
 
@@ -145,7 +146,7 @@ class Server:
         if pid[0] == "constant":  # its module's own object of that name where it still equals the judge's
             _, module, name, value = pid
             found = getattr(sys.modules.get(module), name, None)
-            return found if type(found) is type(value) and found == value else value
+            return found if type(found) is type(value) and (found == value or is_sentinel(found)) else value
         if pid[0] == "new module":
             return types.ModuleType(pid[1])
         raise pickle.UnpicklingError(f"unknown reference {pid!r}")
@@ -170,6 +171,9 @@ class Server:
         cls = type(obj)
         if cls in _PLAIN:  # the common case first: a value
             return None
+        marker = self.sentinels.get(id(obj))
+        if marker is not None and getattr(self.module, marker, None) is obj:  # the judge's own of that name
+            return ("sentinel", self.module.__name__, marker)
         if self.classes and isinstance(obj, self.classes) and not isinstance(obj, type):
             hid = self.instance_ids.get(id(obj))
             if hid is None:
@@ -200,6 +204,8 @@ class Server:
                 or inspect.isawaitable(obj) or hasattr(obj, "__iter__") and not hasattr(obj, "__reduce_ex__"):
             hid = len(self.handles) + 1
             self.handles[hid] = obj
+            if pending(obj):  # the judge makes a future of its own that awaits it
+                return ("future", hid)
             return ("handle", hid, cls.__qualname__, _global_name(obj))
         return None
 
@@ -330,7 +336,9 @@ class Server:
                                                       for index in before})
         self.arguments = {id(value): index for index, value in enumerate(arguments)}
         received = self.received.get(id(value))
-        if received is not None and received[2] is value and id(value) not in self.arguments:
+        if id(value) in self.sentinels:
+            pass  # a marker of the focal module's: the judge's own of that name, as it is
+        elif received is not None and received[2] is value and id(value) not in self.arguments:
             if _mutable(value):  # its state now, then the judge's own object
                 changed[("sent", received[0], received[1])] = value
         elif id(value) not in self.arguments and _kept(value):  # the same object answered again is the same there
@@ -485,6 +493,9 @@ def _awaited(awaitable):
     import asyncio
 
     global _LOOP
+    own = awaitable.get_loop() if isinstance(awaitable, asyncio.Future) else None
+    if own is not None and not own.is_closed() and not own.is_running():
+        return own.run_until_complete(awaitable)  # a future made on the loop its code found: run there
     if _LOOP is None or _LOOP.is_closed():
         _LOOP = asyncio.new_event_loop()
         asyncio.set_event_loop(_LOOP)

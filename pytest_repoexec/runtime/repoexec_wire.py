@@ -444,6 +444,8 @@ class JudgeUnpickler(pickle._Unpickler):
         if not isinstance(func, type) and not any(func is _function(*name) for name in VALUE_CALLS | NUMPY):
             raise WireError(f"a call of a {type(func).__name__} may not be made by the judge")
         stack[-1] = func(*args)
+        if func is repoexec_futures.future:
+            self.known.add(id(stack[-1]))  # the judge's own, on its loop (which the walk must not look into)
         if func is bound_method and callable(stack[-1]) and not _kept(stack[-1].__self__):
             self._chose(stack[-1])  # a class's or a value's method (``Cls.create``), named by the answer
         self._made(stack[-1])
@@ -717,6 +719,20 @@ def _made_in_c(cls):
 
 def _structseq(cls):
     return issubclass(cls, tuple) and hasattr(cls, "n_sequence_fields")
+
+
+def is_sentinel(obj):
+    """A module's marker object (``MISSING = object()``, tornado's ``moment``): compared by identity alone, so only
+    that same object serves; it crosses by its name, and each side uses its own module's."""
+    cls = type(obj)
+    return cls.__eq__ is object.__eq__ and cls not in VALUE_TYPES and not callable(obj) \
+        and not isinstance(obj, (type, types.ModuleType)) and not _handle(obj) and cls.__module__ not in repoexec_futures.MODULES
+
+
+def sentinels(module):
+    """id -> name of a module's marker objects (``is_sentinel``), held under a name of its own."""
+    return {id(value): name for name, value in vars(module).items()
+            if not name.startswith("__") and is_sentinel(value)} if isinstance(module, types.ModuleType) else {}
 
 
 def _function(module, name):
