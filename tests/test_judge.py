@@ -89,6 +89,13 @@ def count_up(n):
 def apply(function, values):
     return [function(v) for v in values]
 
+def marked():
+    def inner():
+        return "inner"
+    inner.__shop_coroutine__ = True  # the project's mark (tornado's __tornado_coroutine__)
+    inner.__array_interface__ = {"data": (0, True), "shape": (1,), "typestr": "<i8"}  # a protocol's: never asked
+    return inner
+
 MISSING = object()  # a marker: compared by identity
 
 def missing():
@@ -196,7 +203,8 @@ def hints():
 
 def described(a, b=2, *, c):
     """The candidate's own doc."""
-    return a
+    total = a + b
+    return total
 
 def code_of(function):
     return function.__code__, function.__name__
@@ -421,6 +429,14 @@ def test_a_done_future_crosses_as_the_judges_own_and_a_tests_done_future_comes_b
     finally:
         asyncio.set_event_loop(None)
         loop.close()
+
+
+def test_a_handle_answers_a_dunder_named_for_the_projects_package_and_no_protocols(channel):
+    judge, _ = channel
+    inner = call(judge, "marked")
+    assert inner.__shop_coroutine__ is True and inner() == "inner"
+    with pytest.raises(AttributeError):
+        inner.__array_interface__
 
 
 def test_a_marker_object_of_the_focal_module_crosses_by_its_name_both_ways(channel):
@@ -760,7 +776,8 @@ def test_the_stub_shows_the_candidates_doc_and_signature_and_builtin_slots_are_t
     init, bit_length, none_init, function_type, function = call(judge, "slot")
     assert init is object.__init__ and bit_length == (10).bit_length and none_init == None.__init__  # noqa: E711
     assert function_type is type(lambda: None) and isinstance(function, repoexec_judge.Handle) and bool(function)
-    assert stub.__code__.co_varnames[:3] == ("a", "b", "c") and stub.__code__.co_argcount == 2
+    assert stub.__code__.co_varnames == ("a", "b", "c", "total") and stub.__code__.co_argcount == 2  # its local too
+    assert stub(1, c=0) == 3
     assert function.__code__.co_argcount == 0 and not hasattr(function.__code__, "co_consts")  # a summary
     with pytest.raises(repoexec_judge.CandidateError):  # the judge's code objects never cross
         call(judge, "code_of", (lambda: "expected").__code__)

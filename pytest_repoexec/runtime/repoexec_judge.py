@@ -147,8 +147,8 @@ def _stub(target):
 
 
 def _described(stub, target):
-    """The stub with the candidate's doc, signature and annotations (tests read ``f.__doc__``,
-    ``f.__code__.co_argcount``), where its process tells them in ``DESCRIBE_WAIT`` seconds; the values come through
+    """The stub with the candidate's doc, signature, annotations and local names (tests read ``f.__doc__``,
+    ``f.__code__.co_argcount``, ``co_varnames``), where its process tells them in ``DESCRIBE_WAIT`` seconds; the values come through
     the judge's unpickler like any answer. Told at once, the stub is made again with the candidate's parameters
     (``shaped_function``: from their names; a default the candidate's process did not show as a number, a string
     or None is not passed on); told later (the module imported before the channel opened), it keeps its own."""
@@ -157,14 +157,15 @@ def _described(stub, target):
         return stub
     if _CHANNEL.broken:
         return stub
-    doc, parameters, notes = _CHANNEL.describe(target) or (None, None, None)
+    doc, parameters, notes, *local = _CHANNEL.describe(target) or (None, None, None)
     try:
         signature = inspect.Signature([inspect.Parameter(  # a default shown only where it is a plain scalar
             name, inspect._ParameterKind(kind), default=(default[0] if type(default[0]) in _SCALARS else ...)
             if default else inspect.Parameter.empty) for name, kind, *default in parameters])
         shaped = shaped_function([(p.name, int(p.kind), p.default is not p.empty,
                                    *([p.default] if p.default is not p.empty and p.default is not ... else []))
-                                  for p in signature.parameters.values()], stub._forward)
+                                  for p in signature.parameters.values()], stub._forward,
+                                 local[0] if local and isinstance(local[0], list) else ())
     except (TypeError, ValueError, SyntaxError):
         stub.__doc__ = doc if isinstance(doc, str) else None
         return stub
@@ -241,7 +242,8 @@ class Handle:
 
     def __getattr__(self, name):
         if name.startswith("__") and name not in ("__name__", "__qualname__", "__wrapped__", "__code__",
-                                                  "__defaults__", "__kwdefaults__"):
+                                                  "__defaults__", "__kwdefaults__") \
+                and not self._channel.marks_of_project(name):
             raise AttributeError(name)
         return self._ask("getattr", name)  # the candidate's own object's: a function's code crosses as a summary
 
@@ -427,6 +429,7 @@ class Channel:
         self.made = {}  # call -> its arguments, where it answered a handle (a coroutine awaited later changes them)
         self.abandoned = None  # a call whose answer a timeout left behind
         self.constants = {}  # id -> (module, name): the target module's own constants, sent by their names
+        self.package = ""  # the top-level package of the module called last (its marks: ``marks_of_project``)
         self.in_reference = 0
         self.broken = None  # why no more calls can be made
         self.limit = 0.0  # the running test's time limit: the candidate's process interrupts a call past it
@@ -475,6 +478,11 @@ class Channel:
             self._timed(started)
             raise
 
+    def marks_of_project(self, name):
+        """A dunder named for the project's own package (tornado's ``__tornado_coroutine__`` on the functions its
+        decorator makes): a mark the project's code reads, which no protocol of Python's or of a library's is."""
+        return bool(self.package) and name.startswith(f"__{self.package}_") and name.endswith("__")
+
     def _start(self, target, args, kwargs):
         """Send the call: (its number, its arguments, when it was sent)."""
         if self.broken:
@@ -483,6 +491,8 @@ class Channel:
             raise WireError("an answer that names what only the candidate's process can look up")
         if self.abandoned is not None:
             self._drain()
+        if isinstance(target[1], str):
+            self.package = target[1].partition(".")[0]
         self.ids += 1
         number = self.ids
         arguments = [*args, *kwargs.values()]
@@ -548,7 +558,7 @@ class Channel:
             raise
         except Exception:
             return None
-        return value if isinstance(value, tuple) and len(value) == 3 else None
+        return value if isinstance(value, tuple) and len(value) in (3, 4) else None
 
     def _send(self, payload):
         try:

@@ -267,9 +267,12 @@ class Server:
             doc = function.__doc__ if isinstance(function.__doc__, str) else None
             notes = {str(name): note if isinstance(note, str) else inspect.formatannotation(note)
                      for name, note in getattr(function, "__annotations__", {}).items()}
-            self._send(("return", number, None, (doc, parameters, notes)))
+            code = getattr(function, "__code__", None)
+            names = {name for name, *_ in parameters or ()}
+            local = [name for name in code.co_varnames if name not in names] if isinstance(code, types.CodeType) else []
+            self._send(("return", number, None, (doc, parameters, notes, local)))
         except BaseException:
-            self._send(("return", number, None, (None, None, None)))
+            self._send(("return", number, None, (None, None, None, [])))
 
     def _class(self, target):
         found = self.module if target[1] == self.module.__name__ else importlib.import_module(target[1])

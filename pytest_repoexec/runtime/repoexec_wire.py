@@ -34,6 +34,7 @@ import fractions
 import functools
 import gc
 import io
+import keyword
 import operator
 import os
 import pathlib
@@ -186,12 +187,13 @@ class _NotPassed:
 NOT_PASSED = _NotPassed()
 
 
-def shaped_function(parameters, back):
+def shaped_function(parameters, back, local=()):
     """A function with these parameters ((name, kind, has a default[, the default]) each:
     ``__code__.co_argcount``, ``co_varnames``, ``inspect.signature`` show them) whose body calls
     ``back(args, kwargs)`` with what it was passed; a default not given is ``NOT_PASSED``, and an argument left at
-    it is not passed on. Made from names alone,
-    which ``inspect.Signature`` checks (identifiers, in an order Python allows)."""
+    it is not passed on. ``local``: names its ``co_varnames`` shows after the parameters, as the function it
+    stands for has them (never bound). Made from names alone, which ``inspect.Signature`` checks (identifiers, in
+    an order Python allows), and the local names are kept where they are identifiers."""
     import inspect
 
     made = [inspect.Parameter(name, inspect._ParameterKind(kind), default=(value[0] if value else NOT_PASSED)
@@ -217,15 +219,19 @@ def shaped_function(parameters, back):
                 args.append(value)
         return back(tuple(args), kwargs)
 
-    return _shaper(str(written), tuple(defaults))(packed, *defaults.values())
+    taken = {p.name for p in made} | set(defaults) | {"__repoexec_packed__"}
+    names = tuple(name for name in local if isinstance(name, str) and name.isidentifier()
+                  and not keyword.iskeyword(name) and name not in taken)
+    return _shaper(str(written), tuple(defaults), names)(packed, *defaults.values())
 
 
 @functools.lru_cache(maxsize=512)
-def _shaper(written, defaults):
+def _shaper(written, defaults, local=()):
     """What makes functions of one shape, compiled once (a test that lends a new lambda a call pays no compile)."""
     space = {}
+    unbound = f"        if 0: {' = '.join(local)} = None\n" if local else ""  # in co_varnames, never set
     exec(f"def shaper(__repoexec_packed__, {', '.join(defaults)}):\n"  # noqa: S102 (names checked by Signature)
-         f"    def shaped{written}:\n        return __repoexec_packed__(locals())\n    return shaped\n", space)
+         f"    def shaped{written}:\n{unbound}        return __repoexec_packed__(locals())\n    return shaped\n", space)
     return space["shaper"]
 
 
