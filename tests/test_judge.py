@@ -96,6 +96,10 @@ def marked():
     inner.__array_interface__ = {"data": (0, True), "shape": (1,), "typestr": "<i8"}  # a protocol's: never asked
     return inner
 
+def is_future(value):
+    import asyncio
+    return isinstance(value, asyncio.Future)
+
 MISSING = object()  # a marker: compared by identity
 
 def missing():
@@ -463,6 +467,8 @@ def test_a_pending_future_crosses_as_the_judges_own_that_the_tests_loop_settles_
         assert loop.run_until_complete(later) == {"a": 1}
         task = call(judge, "settled", "task", 21)
         assert isinstance(task, asyncio.Future) and loop.run_until_complete(task) == 42
+        mine = loop.create_future()  # a test's pending future is a future there too (tornado's is_future), and itself here
+        assert call(judge, "is_future", mine) is True and call(judge, "settled", "given", mine) is mine
     finally:
         asyncio.set_event_loop(None)
         loop.close()

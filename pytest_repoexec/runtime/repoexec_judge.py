@@ -711,6 +711,8 @@ class Channel:
             return ("module", obj.__name__)  # the candidate's process imports its own
         if isinstance(obj, FUNCTION_TYPES) and not _by_reference(obj):
             return self._lend(obj, _described_function(obj))
+        if repoexec_futures.pending(obj):  # a future there, settled by awaiting this one here
+            return ("judge future", self._lend(obj, None)[1])
         if lending and _unpicklable(obj):
             return self._lend(obj, None)
         return None
@@ -870,6 +872,9 @@ def _await_now(awaitable):
     async def run():
         return await awaitable
 
+    own = awaitable.get_loop() if isinstance(awaitable, asyncio.Future) else None
+    if own is not None and not own.is_closed() and not own.is_running():
+        return own.run_until_complete(awaitable)  # a test's future, on the loop it was made on
     try:
         asyncio.get_running_loop()
     except RuntimeError:

@@ -19,7 +19,7 @@ import sys
 import traceback
 import types
 
-from repoexec_futures import is_deferred, pending
+from repoexec_futures import awaiting, is_deferred, pending
 from repoexec_guard import apply_limits, deny_system_calls, limit_kind
 from repoexec_wire import (FUNCTION_TYPES, VALUE_TYPES, WIRE_CALLS, _named, _named_singleton, bindable, converted, is_sentinel, sentinels,
                            dumps, identities, is_value_type, module_of_project, receive, send, shaped_function,
@@ -138,6 +138,13 @@ class Server:
             if pid[1] not in self.lent:
                 described = pid[2] if len(pid) > 2 else None
                 made = lent_function(self, pid[1], described) if described else Lent(self, pid[1])
+                self.lent[pid[1]] = made
+                self.lent_ids[id(made)] = pid[1]
+            return self.lent[pid[1]]
+        if pid[0] == "judge future":  # a test's pending future: one of ours, set by awaiting the judge's
+            if pid[1] not in self.lent:
+                _loop()
+                made = awaiting(Lent(self, pid[1]))
                 self.lent[pid[1]] = made
                 self.lent_ids[id(made)] = pid[1]
             return self.lent[pid[1]]
@@ -495,14 +502,21 @@ def _awaited(awaitable):
     loop (one for the process, as an application's would be)."""
     import asyncio
 
-    global _LOOP
     own = awaitable.get_loop() if isinstance(awaitable, asyncio.Future) else None
     if own is not None and not own.is_closed() and not own.is_running():
         return own.run_until_complete(awaitable)  # a future made on the loop its code found: run there
+    return _loop().run_until_complete(awaitable)
+
+
+def _loop():
+    """This process's event loop, made and set as the current one on first use."""
+    import asyncio
+
+    global _LOOP
     if _LOOP is None or _LOOP.is_closed():
         _LOOP = asyncio.new_event_loop()
         asyncio.set_event_loop(_LOOP)
-    return _LOOP.run_until_complete(awaitable)
+    return _LOOP
 
 
 _LOOP = None
