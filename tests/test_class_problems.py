@@ -447,3 +447,45 @@ def test_a_dataclass_under_test_is_compared_and_read_as_its_decorator_makes_it_a
     right, wrong_sample = report["samples"]
     assert (right["passed"], right["judge"]) == (True, "apart"), right["error_log"]
     assert (wrong_sample["passed"], wrong_sample["judge"]) == (False, "apart")
+
+
+KEPT = PEN.replace('''    def food(self):''', '''    def enlist(self, keeper):
+        """Put this pen on the keeper's list."""
+        keeper.pens.append(self)
+        return len(keeper.pens)
+
+    def food(self):''')
+KEEPER_TESTS = '''\
+from zoo.keeper import Keeper
+from zoo.pen import Pen
+
+
+def test_the_keeper_holds_the_pen():
+    keeper, pen = Keeper(), Pen(3)
+    assert pen.enlist(keeper) == 1
+    assert keeper.pens == [pen] and keeper.pens[0] is pen
+    keeper.pens[0].add("ant")
+    assert pen.animals == ["ant"]
+'''
+
+
+def test_a_project_object_the_candidates_method_changed_may_hold_its_instance(run_repoexec, pytester):
+    """An instance of the class under test that a method puts into a project object it was given (litestar's
+    scope state keeps its ``Headers``) comes back there as the same remote instance the test holds."""
+    project = write_project(pytester.path)
+    (project / "repo" / "src" / "zoo" / "pen.py").write_text(KEPT)
+    (project / "repo" / "src" / "zoo" / "keeper.py").write_text("class Keeper:\n    def __init__(self):\n"
+                                                                 "        self.pens = []\n")
+    (project / "repo" / "tests" / "test_keeper.py").write_text(KEEPER_TESTS)
+    manifest = project / "pen" / "problem.toml"
+    reference = "class Pen:" + KEPT.split("class Pen:", 1)[1]
+    text = manifest.read_text().replace(f"test_count = {len(SUITE)}", f"test_count = {len(SUITE) + 1}")
+    text = text.replace('"tests/test_pen.py::test_food"]', '"tests/test_pen.py::test_food", '
+                                                          '"tests/test_keeper.py::test_the_keeper_holds_the_pen"]')
+    manifest.write_text(text.replace(REFERENCE, reference))
+    replay = write_replay(pytester.path / "replay.jsonl", {"zoo/pen": [reference]})
+    result, report = run_repoexec(str(project), f"--repoexec-model=replay:{replay}", "--repoexec-fresh")
+    assert report is not None, result.stdout.str()[-3000:]
+    (sample,) = report["samples"]
+    assert (sample["passed"], sample["tests_passed"]) == (True, 6), (sample["error_log"] or "")[-2000:]
+    assert report["judge"]["apart"] == 1, report["judge"]

@@ -96,6 +96,10 @@ def marked():
     inner.__array_interface__ = {"data": (0, True), "shape": (1,), "typestr": "<i8"}  # a protocol's: never asked
     return inner
 
+def bag():
+    from shop.money import Bag
+    return Bag([1, 2], "tag")
+
 def is_future(value):
     import asyncio
     return isinstance(value, asyncio.Future)
@@ -337,6 +341,18 @@ class Till:
     pass
 
 
+class Bag(list):  # a container whose pickle gives its items to the class, whose own __init__ takes more
+    made = 0
+
+    def __init__(self, items, tag):
+        Bag.made += 1
+        super().__init__(items)
+        self.tag = tag
+
+    def __reduce__(self):
+        return (Bag, (list(self),))
+
+
 class Deferred:  # calls what it holds on what it holds
     def __init__(self, fn, arg):
         self.fn, self.arg = fn, arg
@@ -433,6 +449,17 @@ def test_a_done_future_crosses_as_the_judges_own_and_a_tests_done_future_comes_b
     finally:
         asyncio.set_event_loop(None)
         loop.close()
+
+
+def test_a_project_container_made_by_a_c_base_keeps_its_items_and_its_init_never_runs(channel):
+    """A project's subclass of a C container whose pickle names the class with its items (litestar's
+    ``MultiDict``): made with the base's own C ``__init__`` on those items, its Python ``__init__`` not run."""
+    from shop.money import Bag
+
+    judge, _ = channel
+    made = Bag.made
+    answer = call(judge, "bag")
+    assert type(answer) is Bag and answer == [1, 2] and Bag.made == made
 
 
 def test_a_handle_answers_a_dunder_named_for_the_projects_package_and_no_protocols(channel):

@@ -280,6 +280,7 @@ class RemoteClass(type):
     so that an instance's own attribute of that name is still the candidate's."""
 
     lent = property(lambda cls: True)
+    held = property(lambda cls: True)  # its instances may stand inside the judge's objects (``repoexec_wire``)
 
     def __getattr__(cls, name):
         if name.startswith(("__", "_repoexec")):

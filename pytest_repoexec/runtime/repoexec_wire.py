@@ -438,9 +438,13 @@ class JudgeUnpickler(pickle._Unpickler):
         if isinstance(func, type) and func in self.library_classes and _structseq(func):
             stack[-1] = func(*args)  # os.stat_result((...), {}): a C value type's own constructor
             return
-        if isinstance(func, type) and args and _made_in_c(func):
-            stack[-1] = func(*args)  # a C type's own constructor (multidict's): no Python code of anyone's runs
-            self._made(stack[-1])
+        base = _made_in_c(func) if isinstance(func, type) and args else None
+        if base is not None:  # a C type's own constructor (multidict's): no Python code of anyone's runs
+            made = func.__new__(func, *args)
+            if base is not object:
+                base.__init__(made, *args)
+            stack[-1] = made
+            self._made(made)
             return
         if isinstance(func, type) and not _may_construct(func):
             # a project class: made as pickle's protocol 2 makes it, without running its __init__ on what came
@@ -551,6 +555,13 @@ def _handle(item):
     return _handle_class(type(item))
 
 
+def _held(item):
+    """An instance of the class under test (a remote class's): the project's objects on the judge's side may hold
+    it, as the tests do (litestar's scope state keeps its ``Headers``); each use of it is a call to the
+    candidate's process whose answer is data, and its special methods are those the reference defines."""
+    return getattr(type(item), "held", False) is True
+
+
 def _handle_class(cls):
     """A handle's class (``repoexec_judge.Handle``, a remote class): its objects stand for the candidate's."""
     return getattr(cls, "lent", False) is True
@@ -596,7 +607,7 @@ def _no_handle_in(value, known, clean, where):
     clean once is not looked into again (a chain of objects is walked once, not once per link), but for the
     containers pickle can still fill: the walk of the whole answer at the end sees what they come to hold."""
     reached = [item for item, *_ in _reached(value, known, clean)]
-    if any(_handle(item) for item in reached):
+    if any(_handle(item) and not _held(item) for item in reached):
         raise WireError(f"{where} may not hold an object of the candidate's process: only data crosses into "
                         "an object")
     clean.update((id(item), item) for item in reached if type(item) not in _FILLED)
@@ -616,7 +627,7 @@ def _handles_only_in_containers(value, known, chosen):
     standard value container it is data's peer too (a defaultdict's factory is called with no arguments). What
     the project's own ``__setstate__`` makes is its own."""
     for item, inside, holder in _reached(value, known):
-        if inside and _handle(item):
+        if inside and _handle(item) and not _held(item):
             raise WireError("an object of the candidate's process may cross only as the answer itself or in a "
                             "list, tuple, dict or set, never inside another object")
         if inside == 2 and id(item) in chosen and _package(item) != type(holder).__module__.partition(".")[0]:
@@ -711,16 +722,25 @@ def _named_singleton(obj):
 
 
 def _made_in_c(cls):
-    """A container class whose construction runs C code only, a C base's own (a subclass of multidict's
-    ``CIMultiDict`` that adds methods): ``__new__`` alone would leave that base's memory unset, and reading it
-    would crash the judge. Containers only: a C constructor of anything else may do more than keep what it is
-    given (``_io.FileIO`` opens a file)."""
+    """The base whose C ``__init__`` makes a container class's instances (``object`` where its C ``__new__`` alone
+    does), or None: multidict's ``CIMultiDict`` and its ``istr`` keys, or
+    a subclass of it that adds methods and an ``__init__`` of its own (litestar's ``MultiDict``), whose pickle
+    gives the items as the constructor's arguments. ``__new__`` alone would leave that base's memory unset (a
+    crash, or an empty container); the base's own C ``__init__`` fills it from the data, and no Python code of
+    anyone's runs (a subclass's ``__init__`` is skipped, as every project class's is). Containers only: a C
+    constructor of anything else may do more than keep what it is given (``_io.FileIO`` opens a file)."""
     import collections.abc
 
-    return issubclass(cls, (collections.abc.Mapping, collections.abc.Sequence, collections.abc.Set)) \
-        and type(cls).__call__ is type.__call__ and cls.__init__ is not object.__init__ \
-        and not isinstance(cls.__init__, types.FunctionType) and not isinstance(cls.__new__, types.FunctionType) \
-        and not isinstance(getattr(cls, "__setstate__", None), types.FunctionType)
+    if not issubclass(cls, (collections.abc.Mapping, collections.abc.Sequence, collections.abc.Set)) \
+            or type(cls).__call__ is not type.__call__ or isinstance(cls.__new__, types.FunctionType) \
+            or isinstance(getattr(cls, "__setstate__", None), types.FunctionType):
+        return None
+    base = next(klass for klass in cls.__mro__ if "__init__" in vars(klass))
+    while isinstance(vars(base)["__init__"], types.FunctionType):  # a Python __init__: the C one below it
+        base = next(klass for klass in base.__mro__[1:] if "__init__" in vars(klass))
+    if base is object and cls.__new__ is object.__new__:
+        return None
+    return base  # object: a C __new__ alone makes it (multidict's ``istr``, a str made in C)
 
 
 def _structseq(cls):
@@ -826,6 +846,9 @@ def converted(obj, as_values=False):
     if True:
         if type(obj) is types.MappingProxyType:
             return mapping_proxy, (dict(obj),)  # a read-only view of a copy: what it shows is all it is
+        proxy = _multidict_proxy(obj)
+        if proxy is not None:
+            return proxy
         kind = _VIEWS.get(type(obj))
         if kind is not None:
             return dict_view, (kind, list(obj))
@@ -870,6 +893,19 @@ def converted(obj, as_values=False):
             if isinstance(reduced, tuple) and reduced[0] is copyreg.__newobj__:
                 return (*reduced, *(None,) * (5 - len(reduced)), set_state)[:6]
         return NotImplemented
+
+
+def _multidict_proxy(obj):
+    """multidict's read-only proxies refuse pickle: one crosses as its class made (in C) over a copy of what it
+    shows, the same items in order (litestar's ``ImmutableMultiDict``)."""
+    import sys
+
+    found = sys.modules.get("multidict")
+    for proxy, plain in ((getattr(found, "CIMultiDictProxy", None), getattr(found, "CIMultiDict", None)),
+                         (getattr(found, "MultiDictProxy", None), getattr(found, "MultiDict", None))):
+        if proxy is not None and isinstance(obj, proxy) and _named(type(obj)):
+            return type(obj), (plain(obj.items()),)
+    return None
 
 
 def _named(cls):
