@@ -27,7 +27,8 @@ import importlib
 import sys
 
 _DEFER, _FAILURE = "twisted.internet.defer", "twisted.python.failure"
-MODULES = frozenset({_DEFER, _FAILURE, "_asyncio", "asyncio.futures", "asyncio.tasks"})  # where the classes of futures are defined
+# where the classes of futures are defined
+MODULES = frozenset({_DEFER, _FAILURE, "_asyncio", "asyncio.futures", "asyncio.tasks"})
 _LIST_STATE = ("resultList", "fireOnOneCallback", "fireOnOneErrback", "consumeErrors", "finishedCount",
                "_deferredList")  # a DeferredList's data besides a Deferred's
 
@@ -92,6 +93,12 @@ def _asyncio_future(obj):
 def pending(obj):
     """An asyncio future (or task) not yet done: it crosses as a handle the judge's own future awaits."""
     return type(obj).__module__ in MODULES and _asyncio_future(obj) and not obj.done()
+
+
+def own_loop(awaitable):
+    """The loop a future was made on, where it can be run to its end now (not running, not closed), or None."""
+    loop = awaitable.get_loop() if _asyncio_future(awaitable) else None
+    return loop if loop is not None and not loop.is_closed() and not loop.is_running() else None
 
 
 def awaiting(handle):

@@ -19,8 +19,8 @@ import types
 
 import repoexec_futures
 from repoexec_wire import (FUNCTION_TYPES, WireError, _named, _of_tests, converted, dumps, identities, is_sentinel,
-                           loads_checked, module_of_project, receive, resolve_global, send, shaped_function, socket_from,
-                           trusted_module)
+                           loads_checked, module_of_project, receive, resolve_global, send, shaped_function,
+                           socket_from, trusted_module)
 
 DESCRIBE_WAIT = 10.0  # seconds the candidate's process has to describe its target, its module's import included
 STUCK_GRACE = 2.0  # seconds the candidate's process has to answer an abandoned call before it counts as stuck
@@ -148,8 +148,8 @@ def _stub(target):
 
 def _described(stub, target):
     """The stub with the candidate's doc, signature, annotations and local names (tests read ``f.__doc__``,
-    ``f.__code__.co_argcount``, ``co_varnames``), where its process tells them in ``DESCRIBE_WAIT`` seconds; the values come through
-    the judge's unpickler like any answer. Told at once, the stub is made again with the candidate's parameters
+    ``f.__code__.co_argcount``, ``co_varnames``), where its process tells them in ``DESCRIBE_WAIT`` seconds; the
+    values come through the judge's unpickler like any answer. Told at once, the stub is made again with the candidate's parameters
     (``shaped_function``: from their names; a default the candidate's process did not show as a number, a string
     or None is not passed on); told later (the module imported before the channel opened), it keeps its own."""
     if _CHANNEL is None:
@@ -873,8 +873,8 @@ def _await_now(awaitable):
     async def run():
         return await awaitable
 
-    own = awaitable.get_loop() if isinstance(awaitable, asyncio.Future) else None
-    if own is not None and not own.is_closed() and not own.is_running():
+    own = repoexec_futures.own_loop(awaitable)
+    if own is not None:
         return own.run_until_complete(awaitable)  # a test's future, on the loop it was made on
     try:
         asyncio.get_running_loop()

@@ -19,11 +19,11 @@ import sys
 import traceback
 import types
 
-from repoexec_futures import awaiting, is_deferred, pending
+from repoexec_futures import awaiting, is_deferred, own_loop, pending
 from repoexec_guard import apply_limits, deny_system_calls, limit_kind
-from repoexec_wire import (FUNCTION_TYPES, VALUE_TYPES, WIRE_CALLS, _named, _named_singleton, bindable, converted, is_sentinel, sentinels,
-                           dumps, identities, is_value_type, module_of_project, receive, send, shaped_function,
-                           socket_from)
+from repoexec_wire import (FUNCTION_TYPES, VALUE_TYPES, WIRE_CALLS, _named, _named_singleton, bindable, converted,
+                           dumps, identities, is_sentinel, is_value_type, module_of_project, receive, send, sentinels,
+                           shaped_function, socket_from)
 
 _GRACE = 0.5  # seconds past the test's limit before a call is interrupted here (the judge's timeout comes first)
 
@@ -500,12 +500,7 @@ _UNDER_TEST = ()  # the classes under test (main sets them): their instances are
 def _awaited(awaitable):
     """What a coroutine of ours (or a future of our loop) comes to, run to its end in this process's own event
     loop (one for the process, as an application's would be)."""
-    import asyncio
-
-    own = awaitable.get_loop() if isinstance(awaitable, asyncio.Future) else None
-    if own is not None and not own.is_closed() and not own.is_running():
-        return own.run_until_complete(awaitable)  # a future made on the loop its code found: run there
-    return _loop().run_until_complete(awaitable)
+    return (own_loop(awaitable) or _loop()).run_until_complete(awaitable)  # a future: on the loop it was made on
 
 
 def _loop():
