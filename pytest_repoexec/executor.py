@@ -40,6 +40,7 @@ from .runtime.repoexec_protocol import ErrorType, error_type_of
 
 OUTPUT_LIMIT = 20000  # the tail of a sample's output that is kept, for people
 CONFIG = "repoexec-pytest.ini"  # an empty configuration beside the tests: the project's own is not read
+_EXPECTED_KEPT = 16  # problems' expected folders an executor keeps read (a worker runs a problem's samples together)
 _STREAM_LIMIT = 64 << 20  # no session writes this many records
 _GRACE = 0.5  # seconds a sample's pipes may stay open after its process ended
 STUCK_GRACE = 2.0  # seconds a test may run past its limit before the sample counts as stuck (see _Progress)
@@ -151,6 +152,7 @@ class SubprocessExecutor:
                                          sandboxed=isinstance(self.sandbox, Bubblewrap))
         self.judge = judge  # a sample's tests run apart from its candidate, where its problem allows
         self._apart: dict[str, tuple[str | None, str]] = {}  # judged_apart's answers, by problem
+        self._expected: dict[tuple[Path, Path | None], tuple[tuple, DataFolder]] = {}  # _expected_folder's
 
     def run(
         self, env: ProjectEnv, problem: Problem, module_source: str, options: RunOptions = RunOptions()
@@ -312,7 +314,8 @@ class SubprocessExecutor:
             tree=tree, tree_at=workdir, aliases=(root,) if root != workdir else (),
             binds=tuple(dict.fromkeys((path, path) for path in binds)),
             workdir=workdir, tmpfs_bytes=limits.tmpfs, network=problem.network, masks=masks,
-            data=DataFolder.read(seen_expected, options.expected or problem.expected), staging=scratch,
+            data=DataFolder.read(seen_expected, options.expected) if options.expected is not None
+            else self._expected_folder(seen_expected, problem.expected), staging=scratch,
             tree_mtime=TREE_MTIME,
         )
         environment = _BASE_ENVIRONMENT | {
@@ -328,6 +331,17 @@ class SubprocessExecutor:
             environment["PYTHONPATH"] = str(root / env.project.import_root)
         return Launch(tuple(arguments), environment, view, confined, self.sample_timeout * options.reruns, limits,
                       problem.timeout or self.test_timeout, root)
+
+    def _expected_folder(self, at: Path, folder: Path | None) -> DataFolder:
+        """A problem's expected outputs, read again only when a file's size or time changed (the fixer writes
+        them between runs): reading every file for every sample cost more than the rest of its plan."""
+        signature = _files_signature(folder)
+        kept = self._expected.get((at, folder))
+        if kept is None or kept[0] != signature:
+            if len(self._expected) >= _EXPECTED_KEPT:
+                del self._expected[next(iter(self._expected))]
+            self._expected[(at, folder)] = kept = (signature, DataFolder.read(at, folder))
+        return kept[1]
 
     def _execute(self, env: ProjectEnv, problem: Problem, launch: Launch, token: str) -> Watched:
         """Start a fresh interpreter for the sample, in the sandbox (and its pids cgroup where there is one)."""
@@ -530,6 +544,10 @@ class SplitSample:
         return replace(watched, stopped=limit) if limit and watched.stopped is None else watched
 
 
+_KIND_PREFIX = b'{"kind": "'  # how every record's line starts (``protocol.encode``)
+_BATCH = 0.005  # seconds the engine lets a running sample's records gather before it reads them again
+
+
 class _Progress:
     """How far the run has come, from its records as they arrive: when each kind first came (the phase
     figures), and by when the next one must come. Once collection has ended, pytest-timeout bounds every test
@@ -550,11 +568,10 @@ class _Progress:
         self.marks.setdefault("started", now - self.began)
         *lines, self._partial = (self._partial + data).split(b"\n")
         self._partial = self._partial[-_STREAM_LIMIT:]
-        for line in lines:
-            try:
-                kind = json.loads(line).get("kind")
-            except (ValueError, AttributeError):
-                continue  # the engine judges the stream later; here it only keeps time
+        for line in lines:  # the engine judges the stream later; here it only keeps time, so a line's kind is
+            if not line.startswith(_KIND_PREFIX):  # read where ``protocol.encode`` puts it, nothing decoded
+                continue
+            kind = line[len(_KIND_PREFIX):line.find(b'"', len(_KIND_PREFIX))].decode("ascii", "replace")
             if kind in self._PHASES:
                 self.marks.setdefault(self._PHASES[kind], now - self.began)
             if kind == "finish":
@@ -586,7 +603,8 @@ def watch(started: Started, pipes: Pipes, began: float, launch: Launch) -> Watch
                     if stopped and progress.due < deadline:
                         output += f"\n[repoexec] stopped: {progress.why}\n".encode()
                     break
-                for key, _ in selector.select(min(remaining, _GRACE)):
+                ready = selector.select(min(remaining, _GRACE))
+                for key, _ in ready:
                     data = os.read(key.fd, 1 << 16)
                     if not data:
                         selector.unregister(key.fd)
@@ -600,6 +618,8 @@ def watch(started: Started, pipes: Pipes, began: float, launch: Launch) -> Watch
                             stopped = ErrorType.OUTPUT_LIMIT
                 if stopped:
                     break
+                if ready and "finished" not in progress.marks:  # a read a record costs more than the record: a
+                    time.sleep(_BATCH)  # few milliseconds of them read at once (a pipe holds 64 KiB meanwhile)
         # its pipes closed as it ended: it gets a moment to end before anything left of it is killed
         ended = None if stopped else started.wait(max(min(deadline - time.monotonic(), _GRACE), 0))
         killed = started.kill()
@@ -608,6 +628,23 @@ def watch(started: Started, pipes: Pipes, began: float, launch: Launch) -> Watch
     finally:
         pipes.close()
     return Watched(bytes(stream), output.decode("utf-8", "replace"), returncode, stopped, progress.marks)
+
+
+def _files_signature(folder: Path | None) -> tuple:
+    """Every file under ``folder`` with its size and modification time, in a walk that reads no file."""
+    found, pending = [], [str(folder)] if folder is not None else []
+    while pending:
+        try:
+            entries = list(os.scandir(pending.pop()))
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.is_dir(follow_symlinks=False):
+                pending.append(entry.path)
+            else:
+                status = entry.stat()
+                found.append((entry.path, status.st_size, status.st_mtime_ns))
+    return tuple(sorted(found))
 
 
 def project_roots(env: ProjectEnv, launch: Launch) -> list[str]:
@@ -750,15 +787,18 @@ def _name(nodeid: str) -> str:
 
 def _fold(test: TestOutcome | None, report: protocol.Report) -> TestOutcome:
     """A test's outcome with one more of its phases: the first failure decides, a skip counts unless one did."""
-    test = test or TestOutcome(_name(report.nodeid), "passed")
-    test = replace(test, duration=test.duration + report.duration)
+    if test is None:
+        test = TestOutcome(_name(report.nodeid), "passed")
+    duration = test.duration + report.duration  # one new outcome a record (``replace`` cost a tenth of a read)
     if report.outcome == "skipped" and test.outcome == "passed":
-        return replace(test, outcome="skipped", message=report.message)
+        return TestOutcome(test.name, "skipped", test.error_type, message=report.message, longrepr=test.longrepr,
+                           duration=duration)
     if report.outcome == "failed" and test.outcome in ("passed", "skipped"):
-        return replace(test, outcome="failed" if report.when == "call" else "error",
-                       error_type=error_type_of(report.error_type), message=report.message,
-                       longrepr=report.longrepr)
-    return test
+        return TestOutcome(test.name, "failed" if report.when == "call" else "error",
+                           error_type_of(report.error_type), message=report.message, longrepr=report.longrepr,
+                           duration=duration)
+    return TestOutcome(test.name, test.outcome, test.error_type, message=test.message, longrepr=test.longrepr,
+                       duration=duration)
 
 
 def _died_in(test: TestOutcome, last_phase: str, stopped: ErrorType | None) -> TestOutcome:

@@ -116,6 +116,7 @@ KINDS = {"start": Start, "collect_error": CollectError, "collected": Collected, 
          "round": RoundOutcome, "finish": Finish}
 _KIND_OF = {cls: kind for kind, cls in KINDS.items()}
 _FIELDS = {cls: tuple(field.name for field in fields(cls)) for cls in KINDS.values()}
+_NAMES = {cls: frozenset(names) for cls, names in _FIELDS.items()}  # what decoding a record checks its keys against
 
 
 class ProtocolError(Exception):
@@ -145,9 +146,8 @@ def decode(line: str) -> Record:
     if not isinstance(data, dict) or data.get("kind") not in KINDS:
         raise ProtocolError(f"not a record: {line[:200]!r}")
     cls = KINDS[data.pop("kind")]
-    names = {field.name for field in fields(cls)}
-    if set(data) != names:
-        raise ProtocolError(f"a {cls.__name__} record with fields {sorted(data)}; expected {sorted(names)}")
+    if data.keys() != _NAMES[cls]:
+        raise ProtocolError(f"a {cls.__name__} record with fields {sorted(data)}; expected {sorted(_NAMES[cls])}")
     return cls(**data)
 
 
