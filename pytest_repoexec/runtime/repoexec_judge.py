@@ -25,6 +25,10 @@ from repoexec_wire import (FUNCTION_TYPES, WireError, _named, _of_tests, convert
 DESCRIBE_WAIT = 10.0  # seconds the candidate's process has to describe its target, its module's import included
 STUCK_GRACE = 2.0  # seconds the candidate's process has to answer an abandoned call before it counts as stuck
 _SCALARS = (bool, int, float, complex, str, bytes, type(None))
+# what the judge never sends by reference nor lends: no constant of the focal module (a string, bytes, a tuple or
+# frozenset can be), no function, module or future; a list's, dict's or set's items are asked of one by one
+_NEVER_REFERRED = frozenset({bool, int, float, complex, type(None), list, dict, set})
+_CONSTANT_KINDS = frozenset({str, bytes, tuple, frozenset})  # a value, unless it is one of the module's constants
 _OWN_VARIABLES = ("REPOEXEC", "PYTEST", "PYTHON")  # the runtime's, pytest's and the interpreter's: never sent
 _CHANNEL = None
 
@@ -692,16 +696,20 @@ class Channel:
             return dumps(message, functools.partial(self._persistent_id, lending=True))
 
     def _persistent_id(self, obj, lending=False):
+        if self.in_reference:  # the four parts of the ("constant", ...) just given, pickled next
+            self.in_reference -= 1
+            return None
+        if type(obj) in _NEVER_REFERRED:  # most of a message: a number, a builtin container (the pickler asks of
+            return None  # every object, and the checks below cost a third of a call)
         if type(obj) is Handle:
             return ("handle", obj._hid)
         if isinstance(obj, RemoteInstance):
             return ("handle", object.__getattribute__(obj, "_repoexec_hid"))
-        if self.in_reference:  # the four parts of the ("constant", ...) just given, pickled next
-            self.in_reference -= 1
-            return None
         if id(obj) in self.constants:
             self.in_reference = 4
             return ("constant", *self.constants[id(obj)], obj)
+        if type(obj) in _CONSTANT_KINDS:  # not one of the module's: a value
+            return None
         if isinstance(obj, (types.CodeType, types.FrameType, types.TracebackType)):
             raise pickle.PicklingError(f"a {type(obj).__name__} of the judge's may not be sent")
         if isinstance(obj, types.ModuleType):
@@ -911,11 +919,28 @@ def _exception(value, details):
     the description (the kind the candidate's process names) is not read."""
     _, text, remote, described = (tuple(details) + (None,) * 4)[:4] if isinstance(details, tuple) else (None,) * 4
     text = str(text or "")[:2000]
+    if isinstance(value, tuple):
+        value = _builtin_exception(value)
     if not isinstance(value, BaseException):
         value = _rebuilt(described, text)
     if isinstance(remote, str) and remote:
         value.repoexec_remote = remote[-4000:]  # the inner plugin shows it with the first failures
     return value
+
+
+def _builtin_exception(data):
+    """A builtin exception sent as data (``repoexec_serve._crossing``): the judge's own class of that name, called
+    with the scalar arguments its pickle would hold; None where the data is not that."""
+    if len(data) != 3 or data[0] != "builtin exception" or not isinstance(data[2], tuple) \
+            or not all(type(arg) in _SCALARS for arg in data[2]):
+        return None
+    cls = getattr(builtins, str(data[1]), None)
+    if not (isinstance(cls, type) and issubclass(cls, BaseException)):
+        return None
+    try:
+        return cls(*data[2])
+    except Exception:
+        return None
 
 
 def _rebuilt(described, text):

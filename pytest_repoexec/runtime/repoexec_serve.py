@@ -25,6 +25,11 @@ from repoexec_wire import (FUNCTION_TYPES, VALUE_TYPES, WIRE_CALLS, _named, _nam
                            dumps, identities, is_sentinel, is_value_type, module_of_project, receive, send, sentinels,
                            shaped_function, socket_from)
 
+try:  # signal.signal without its enums (both ways, twice a call: a tenth of a call's cost)
+    from _signal import signal as _set_handler
+except ImportError:  # not CPython
+    _set_handler = signal.signal
+
 _GRACE = 0.5  # seconds past the test's limit before a call is interrupted here (the judge's timeout comes first)
 
 
@@ -93,7 +98,8 @@ class Lent:
         return f"<the judge's object {self._hid}>"
 
 
-_PLAIN = frozenset({bool, int, float, complex, str, bytes, type(None), tuple, list, dict, set, frozenset})
+_SCALARS = frozenset({bool, int, float, complex, str, bytes, type(None)})
+_PLAIN = _SCALARS | {tuple, list, dict, set, frozenset}
 _SHOWN = (bool, int, float, complex, str, bytes, type(None))  # defaults the judge's stub shows (and passes on) as they are
 
 
@@ -328,7 +334,7 @@ class Server:
             return
         except BaseException as exc:
             self._imported()
-            kind, told = limit_kind(exc), "".join(traceback.format_exception(exc))  # before _crossing drops it
+            kind, told = limit_kind(exc), _told(exc)  # before _crossing drops it
             self._send(("raise", number, _crossing(exc), (kind.value if kind else None, f"{type(exc).__name__}: {exc}",
                                                          told, _described(exc))))
             return
@@ -362,7 +368,7 @@ class Server:
             self.arguments, self.by_value = saved, set()
 
     def _run(self, target, args, kwargs, limit):
-        previous = signal.signal(signal.SIGALRM, _alarm) if limit else None
+        previous = _set_handler(signal.SIGALRM, _alarm) if limit else None
         if limit:
             signal.setitimer(signal.ITIMER_REAL, limit + _GRACE)
         try:
@@ -370,7 +376,7 @@ class Server:
         finally:
             if limit:
                 signal.setitimer(signal.ITIMER_REAL, 0)
-                signal.signal(signal.SIGALRM, previous)
+                _set_handler(signal.SIGALRM, previous)
 
     def _dispatch(self, target, args, kwargs):
         kind = target[0]
@@ -529,10 +535,38 @@ def _snapshot(value):
         return None
 
 
+_CHAINED = ("\nThe above exception was the direct cause of the following exception:\n\n",
+            "\nDuring handling of the above exception, another exception occurred:\n\n")
+
+
+def _told(exc, depth=0):
+    """The exception as Python prints it, for people (the judge never parses it), less the carets under each line
+    that Python 3.11 finds by parsing every frame's line again: they were most of what a raised call cost."""
+    cause, chained = (exc.__cause__, _CHAINED[0]) if exc.__cause__ is not None else (
+        (None if exc.__suppress_context__ else exc.__context__), _CHAINED[1])
+    told = _told(cause, depth + 1) + chained if cause is not None and depth < 8 else ""
+    frames, tb = [], exc.__traceback__
+    while tb is not None:
+        frames.append((tb.tb_frame.f_code.co_filename, tb.tb_lineno, tb.tb_frame.f_code.co_name, None))
+        tb = tb.tb_next
+    stack = "".join(traceback.StackSummary.from_list(frames).format())  # repeated frames folded, lines looked up
+    return told + ("Traceback (most recent call last):\n" + stack if frames else "") \
+        + "".join(traceback.format_exception_only(type(exc), exc))
+
+
 def _crossing(exc):
-    """The exception itself where it pickles (its type is then the judge's to accept or refuse), else None."""
+    """A builtin exception of scalar arguments as data (its class's name and arguments: what its pickle holds, read
+    by the judge's C unpickler); else the exception itself where it pickles (its type is then the judge's to accept
+    or refuse); else None."""
     if _pytest_outcome(exc):  # rebuilt by the judge from its description, with the judge's own pytest
         return None
+    if type(exc).__module__ == "builtins":
+        try:
+            cls, args, state = (*exc.__reduce_ex__(4), None)[:3]
+        except Exception:
+            cls = args = state = None
+        if cls is type(exc) and type(args) is tuple and not state and all(type(arg) in _SCALARS for arg in args):
+            return ("builtin exception", cls.__name__, args)
     try:
         pickle.dumps(exc, protocol=4)
     except Exception:
