@@ -175,11 +175,12 @@ _RANK = {"passed": 0, "skipped": 1, "failed": 2}  # what a test's outcome in a r
 
 
 class _Recorder:
-    def __init__(self, writer, reruns, focal_module, runner_under_test=False):
+    def __init__(self, writer, reruns, focal_module, runner_under_test=False, judge=False):
         self.writer = writer
         self.reruns = reruns
         self.focal_module = focal_module
         self.runner_under_test = runner_under_test  # the candidate is part of the pytest that runs: no checks on it
+        self.judge = judge  # the candidate runs in a process of its own: this one's end is nobody's behaviour
         self.integrity = None  # what the run relies on, as it was before the candidate was imported
         self.made = None  # says whether the candidate made a class with an __eq__ of its own
         self.watch = None  # the audit hook: says what it refused to the candidate
@@ -423,9 +424,11 @@ class _Recorder:
             coverage=self.coverage_report(),
             token=self.writer.token,
         ))
-        # The verdict is written. What pytest does after it (its summary of every failure, each scanning every
-        # report; its plugins' clean-up; the interpreter's end) reaches no one: the engine reads the output only
-        # of a session that did not finish. So the process ends here, with the status the record names.
+        if not self.judge:  # beside the candidate, the process's end is still the candidate's to pass: a thread
+            return  # it left running, or an exit function that hangs, fails the sample as it would any program
+        # A judge's verdict is written. What pytest does after it (its summary of every failure, each scanning
+        # every report; its plugins' clean-up; the interpreter's end) reaches no one: the engine reads the output
+        # only of a session that did not finish. So the judge ends here, with the status the record names.
         for stream in (sys.stdout, sys.stderr):
             try:
                 stream.flush()
@@ -525,7 +528,7 @@ def pytest_configure(config):
         _parse_each_source_once()
     writer = _Writer()
     writer.write(protocol.Start())
-    _RECORDER = _Recorder(writer, config.getoption("--repoexec-reruns"), focal, runner_under_test)
+    _RECORDER = _Recorder(writer, config.getoption("--repoexec-reruns"), focal, runner_under_test, judge)
     if config.getoption("--repoexec-attach"):  # the sample's part comes with attach(), once it is forked
         config.pluginmanager.register(_RECORDER, "repoexec-recorder")
         return
