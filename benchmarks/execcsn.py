@@ -33,7 +33,8 @@ def _cpu() -> float:
 def _pytest(out: Path, cache: Path, report: Path, workers: str, *options: str) -> tuple[str, dict]:
     began = time.monotonic()
     run = subprocess.run([sys.executable, "-m", "pytest", str(out), "-n", workers, "-q", "-p", "no:cacheprovider",
-                          f"--repoexec-cache={cache}", f"--repoexec-report={report}", *options],
+                          f"--repoexec-cache={cache}", f"--repoexec-report={report}",
+                          "--repoexec-judge=apart-or-in-process", *options],  # those the default would not judge, named
                          capture_output=True, text=True)
     took = f"{time.monotonic() - began:.1f} s"
     if not report.is_file():

@@ -29,7 +29,10 @@ def table(imported: dict, report: dict) -> list[str]:
     samples = collections.defaultdict(list)
     for sample in [*report["samples"], *report["known_failures"]]:
         samples[sample["project"]].append(sample)
-    not_run = collections.Counter(entry["item"].split("/")[0] for entry in report["not_run"])
+    not_run = collections.Counter(entry["item"].split("/")[0] for entry in report["not_run"]
+                                  if " is not judged: " not in entry["reason"])
+    not_judged = collections.Counter(entry["item"].split("/")[0] for entry in report["not_run"]
+                                     if " is not judged: " in entry["reason"])
     lines = ["| project | release | found | published | imported | reference passes | fails (error types) | known failures |",
              "| --- | --- | --- | --- | --- | --- | --- | --- |"]
     totals = collections.Counter()
@@ -40,6 +43,8 @@ def table(imported: dict, report: dict) -> list[str]:
         known = sum(1 for s in runs if s["known_failure"])
         if not_run[name]:
             errors["environment not built"] += not_run[name]
+        if not_judged[name]:
+            errors["not judged apart"] += not_judged[name]
         described = ", ".join(f"{kind} {count}" for kind, count in errors.most_common()) or "-"
         lines.append(f"| {name} | {row['release'] or '-'} | {row['found'] or '-'} | {row['published']} | "
                      f"{row['imported']} | {passed}/{row['imported']} | {described} | {known} |")
@@ -55,7 +60,9 @@ def main() -> None:
     parser.add_argument("--projects", default=None)
     parser.add_argument("--workers", default="2")
     parser.add_argument("--cache", type=Path, default=None)
-    parser.add_argument("--judge", choices=("apart", "in-process"), default="apart")
+    parser.add_argument("--judge", choices=("apart", "apart-or-in-process", "in-process"), default="apart-or-in-process",
+                        help="--repoexec-judge (default apart-or-in-process: every reference gets a verdict, and those "
+                             "judged beside their candidate are the ones the default mode gives none)")
     parser.add_argument("--keep", type=Path, default=None, help="copy the cold run's JSON report here")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="repoexec-validation-") as scratch:
@@ -75,7 +82,8 @@ def main() -> None:
         print("\n".join(table(imported, report)))
         judge = report.get("judge") or {}
         if judge:
-            print(f"\njudge: {judge['apart']} references apart, {judge['in_process']} in-process:")
+            print(f"\njudge: {judge['apart']} references apart, {judge['in_process']} in-process (not judged under "
+                  "the default --repoexec-judge=apart):")
             for problem, why in judge["problems_in_process"].items():
                 print(f"- {problem}: {why}")
         print(f"\nimport {import_time:.1f} s; validation with -n {args.workers}: "

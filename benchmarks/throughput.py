@@ -96,13 +96,15 @@ class MemoryPeak(threading.Thread):
 
 
 # the runs compared, each with -n WORKERS: a fresh interpreter a sample; the warm executor as it was before
-# problem zygotes (xdist's default distribution, which deals items out one by one); the warm executor now
+# problem zygotes (xdist's default distribution, which deals items out one by one); the warm executor now. Every
+# sample gets a verdict: a problem that cannot be judged apart is judged beside its candidate, as before issue 40
 EXECUTORS = {
-    "process": ("--repoexec-executor=process",),
+    "process": ("--repoexec-executor=process", "--repoexec-judge=apart-or-in-process"),
     "process-in-process": ("--repoexec-executor=process", "--repoexec-judge=in-process"),
-    "warm-without-zygotes": ("--repoexec-executor=warm", "--repoexec-zygotes=0", "--dist=load"),
+    "warm-without-zygotes": ("--repoexec-executor=warm", "--repoexec-zygotes=0", "--dist=load",
+                             "--repoexec-judge=apart-or-in-process"),
     "warm-in-process": ("--repoexec-executor=warm", "--repoexec-judge=in-process"),
-    "warm": ("--repoexec-executor=warm",),
+    "warm": ("--repoexec-executor=warm", "--repoexec-judge=apart-or-in-process"),
 }
 
 

@@ -29,6 +29,7 @@ from typing import Any, Literal
 from .cgroups import ENGINE_ERROR, SampleSetupError
 from .collection import ProblemLoader
 from .environment import EnvironmentBuildError, default_cache_dir
+from .executor import JUDGE_MODES, NotJudgedApart
 from .problem import ManifestError, Problem, find_manifests
 from .prompts import build_prompt
 from .results import SampleResult
@@ -50,7 +51,7 @@ class Verdict:
     """One completion's verdict: the plugin's ``SampleResult``, or why the host could not give one."""
 
     problem: str
-    result: SampleResult | None  # None: not judged, for the host's failure (``engine_error``)
+    result: SampleResult | None  # None: not judged, for the host's failure or the problem's (``engine_error``)
     engine_error: str | None = None
 
     @property
@@ -127,7 +128,7 @@ def settings_for(
         "workers": (workers, workers >= 1, "-n"),
         "executor": (executor, executor in ("warm", "process"), "--repoexec-executor"),
         "sandbox": (sandbox, sandbox in ("bwrap", "none"), "--repoexec-sandbox"),
-        "judge": (judge, judge in ("apart", "in-process"), "--repoexec-judge"),
+        "judge": (judge, judge in JUDGE_MODES, "--repoexec-judge"),
         "test_timeout": (test_timeout, test_timeout > 0, "--repoexec-timeout"),
         "sample_timeout": (sample_timeout, sample_timeout > 0, "--repoexec-sample-timeout"),
         "min_timeout": (min_timeout, min_timeout > 0, "--repoexec-min-timeout"),
@@ -141,7 +142,7 @@ def settings_for(
     return Settings(
         mode=Mode.SCORE, model="api", samples=None, cache=Path(cache).resolve() if cache else default_cache_dir(),
         report=None, html=None, test_timeout=test_timeout, sample_timeout=sample_timeout, debug_rounds=0,
-        context=description, workers=workers, sandbox=sandbox, executor=executor, judge=judge == "apart",
+        context=description, workers=workers, sandbox=sandbox, executor=executor, judge=judge,
         warm_processes=warm_processes, zygotes=zygotes, fresh=fresh, decoy=decoy,
         accept_no_process_limit=accept_no_process_limit, fail_fast=fail_fast, timeout_factor=timeout_factor,
         min_timeout=min_timeout, limits=Limits(**(limits or {})),
@@ -327,6 +328,8 @@ class Judge:
             result = self.engine.judge(problem, sample, completion).result
         except SampleSetupError as exc:
             return Verdict(problem.id, None, exc.describe()).to_dict()
+        except NotJudgedApart as exc:
+            return Verdict(problem.id, None, str(exc)).to_dict()
         except EnvironmentBuildError as exc:
             return Verdict(problem.id, None, f"{ENGINE_ERROR}: the project's environment could not be built: {exc}"
                            ).to_dict()

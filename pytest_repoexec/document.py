@@ -47,6 +47,16 @@ def header(settings: Settings) -> dict[str, Any]:
             "engine": {"version": __version__, "code": engine_digest()[:16]}, "settings": settings.options}
 
 
+_WHERE_TESTS_RUN = {  # by --repoexec-judge
+    "apart": "apart: in a process that never runs candidate code; a problem that cannot be judged so is not judged",
+    "apart-or-in-process": "apart: in a process that never runs candidate code, where the problem allows; elsewhere "
+                           "beside it (--repoexec-judge=apart-or-in-process)",
+    "in-process": "beside the candidate (--repoexec-judge=in-process)",
+}
+_PASSES_HELD = {"apart": "the judge apart", "apart-or-in-process": "the judge apart; in-process, the decoy check",
+                "in-process": "the decoy check"}
+
+
 def containment(settings: Settings) -> dict[str, str]:
     """Where candidates ran and what held them, each limit with its mechanism on this host."""
     found = find_mechanism(sandboxed=settings.sandbox != "none")
@@ -55,10 +65,8 @@ def containment(settings: Settings) -> dict[str, str]:
         "processes": found.mechanism if found else "none (--repoexec-accept-no-process-limit)",
         "memory, file size, CPU time, open files": "rlimits, soft and hard, set before the candidate's code runs",
         "system calls": "seccomp: no keyrings, ptrace or process_vm_readv/writev",
-        "tests": ("apart: in a process that never runs candidate code, where the problem allows; elsewhere beside it"
-                  if settings.judge else "beside the candidate (--repoexec-judge=in-process)"),
-        "passes": ("the judge apart; in-process, the decoy check" if settings.judge else "the decoy check")
-        if settings.decoy else "believed as reported (--repoexec-decoy=off)",
+        "tests": _WHERE_TESTS_RUN[settings.judge],
+        "passes": _PASSES_HELD[settings.judge] if settings.decoy else "believed as reported (--repoexec-decoy=off)",
     }
 
 

@@ -49,7 +49,7 @@ def evaluate(
     from ``test_timeouts`` where it has one); a pass then stands only if the sample fails its ``decoys``."""
     options = _options(fail_fast, test_timeouts)
     if store is not None:  # by the completion's text: no candidate module to put together and hash
-        environment, variant, alias = _aliased(problem, completion, env, getattr(executor, "judge", False),
+        environment, variant, alias = _aliased(problem, completion, env, getattr(executor, "judge", "apart"),
                                                 store, options)
         found = store.through_alias(alias)
         if found is not None:
@@ -74,12 +74,12 @@ def evaluate(
 
 
 def without_running(
-    problem: Problem, sample: int, completion: str, env: ProjectEnv, judge: bool, store: ResultStore,
+    problem: Problem, sample: int, completion: str, env: ProjectEnv, judge: str, store: ResultStore,
     fail_fast: bool = False, test_timeouts: Mapping[str, float] | None = None,
 ) -> Evaluation | None:
     """The verdict ``evaluate`` gives where nothing need run for it: the result store's, found under the
     completion's own text (its alias), or that of a completion that makes no candidate; else None. ``judge``:
-    the run's executor judges apart (no executor is made: its sandbox is not checked)."""
+    the run's mode (``executor.JUDGE_MODES``; no executor is made: its sandbox is not checked)."""
     options = _options(fail_fast, test_timeouts)
     found = store.through_alias(_aliased(problem, completion, env, judge, store, options)[2])
     if found is not None:
@@ -92,7 +92,7 @@ def _options(fail_fast: bool, test_timeouts: Mapping[str, float] | None) -> RunO
     return RunOptions(first_failure=fail_fast, test_timeouts=tuple(sorted((test_timeouts or {}).items())))
 
 
-def _aliased(problem: Problem, completion: str, env: ProjectEnv, judge: bool, store: ResultStore,
+def _aliased(problem: Problem, completion: str, env: ProjectEnv, judge: str, store: ResultStore,
              options: RunOptions) -> tuple[str, dict[str, Any], str]:
     """(the environment's name, the run's variant, the completion's alias): what the store's keys take."""
     environment = env.python.parent.parent.name

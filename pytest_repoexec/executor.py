@@ -52,8 +52,18 @@ _BASE_ENVIRONMENT = {"LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "TZ": "UTC"}
 _SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin"
 
 
+# Where a sample's tests run (--repoexec-judge): apart from its candidate, and a problem that cannot be is not
+# judged; apart, else beside the candidate; always beside it. Only the run's options pick a weaker one.
+JUDGE_MODES = ("apart", "apart-or-in-process", "in-process")
+
+
 class ProblemLayoutError(Exception):
     """The problem does not fit its project's source (module missing, test file in the way)."""
+
+
+class NotJudgedApart(Exception):
+    """The problem cannot be judged apart from its candidate and the run allows nothing weaker: no verdict, which
+    is the problem's limit here, never the candidate's failure. The message names the problem, why and the option."""
 
 
 @dataclass(frozen=True)
@@ -103,6 +113,8 @@ class SampleRun:
 class Executor(Protocol):
     def run(self, env: ProjectEnv, problem: Problem, module_source: str, options: RunOptions = ...) -> SampleRun: ...
 
+    def not_judged(self, env: ProjectEnv, problem: Problem) -> str | None: ...
+
 
 def module_file(import_root: Path, module: str) -> Path:
     """The file of a dotted module under an import root: ``a/b/__init__.py`` or ``a/b.py``, in the order Python's
@@ -141,7 +153,7 @@ class SubprocessExecutor:
 
     def __init__(
         self, test_timeout: float, sample_timeout: float, sandbox: Sandbox | None = None, limits: Limits = Limits(),
-        accept_no_process_limit: bool = False, judge: bool = True,
+        accept_no_process_limit: bool = False, judge: str = "apart",
     ) -> None:
         self.test_timeout = test_timeout
         self.sample_timeout = sample_timeout
@@ -150,7 +162,7 @@ class SubprocessExecutor:
         # the strongest bound on a sample's processes this host offers (cgroups); ProcessLimitUnavailable if none
         self.cgroup = ProcessCgroup.find(accept_none=True if accept_no_process_limit else None,
                                          sandboxed=isinstance(self.sandbox, Bubblewrap))
-        self.judge = judge  # a sample's tests run apart from its candidate, where its problem allows
+        self.judge = judge  # one of JUDGE_MODES
         self._apart: dict[str, tuple[str | None, str]] = {}  # judged_apart's answers, by problem
         self._expected: dict[tuple[Path, Path | None], tuple[tuple, DataFolder]] = {}  # _expected_folder's
 
@@ -158,11 +170,26 @@ class SubprocessExecutor:
         self, env: ProjectEnv, problem: Problem, module_source: str, options: RunOptions = RunOptions()
     ) -> SampleRun:
         """The sample judged apart from the candidate where the problem allows (``judge.split_plan`` and the
-        reference's check, ``judged_apart``) and the run is a plain one; else in-process, saying why."""
+        reference's check, ``judged_apart``); where it does not, ``NotJudgedApart``, or in-process if the run's
+        mode allows. A run that is not a plain one (the gate's and the fixer's, of references and mutants, none
+        a model's) is in-process."""
         focal = module_file(env.import_root, problem.module).relative_to(env.source_root)
         plain = not options.coverage and not options.tests_source and options.reruns == 1 and options.expected is None
-        stub, why = self.judged_apart(env, problem, focal) if self.judge and plain else (None, "")
+        stub, why = self.judged_apart(env, problem, focal) if self.judge != "in-process" and plain else (None, "")
+        if stub is None and plain and self.judge == "apart":
+            raise NotJudgedApart(f"{problem.id} is not judged: it cannot be judged apart from its candidate ({why}); "
+                                 "--repoexec-judge=apart-or-in-process judges it beside its candidate (a weaker "
+                                 "guarantee)")
         return self._run(env, problem, focal, module_source, options, stub, why)
+
+    def not_judged(self, env: ProjectEnv, problem: Problem) -> str | None:
+        """Why a model's samples of the problem get no verdict under this executor's mode (they cannot be judged
+        apart, and the mode allows nothing weaker), else None: what the gate turns a problem away for."""
+        if self.judge != "apart":
+            return None
+        focal = module_file(env.import_root, problem.module).relative_to(env.source_root)
+        stub, why = self.judged_apart(env, problem, focal)
+        return None if stub else why
 
     def judged_apart(self, env: ProjectEnv, problem: Problem, focal: Path) -> tuple[str | None, str]:
         """(the judge's focal module, "") where the problem can be judged apart, else (None, why not). Its

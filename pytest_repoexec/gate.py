@@ -117,7 +117,11 @@ def check(problem: Problem, env: ProjectEnv, executor: Executor, settings: GateS
     seconds = {"reference": round(run.duration, 3)}
 
     score, count, decoy = None, 0, None
-    if error:  # no `pass` body run: such a test stays unchecked
+    not_judged = None if error else executor.not_judged(env, problem)
+    if not_judged:  # a model's samples would get no verdict, nor would its mutants here
+        reasons.append(f"not judged apart from its candidate: {not_judged} (--repoexec-judge=apart-or-in-process "
+                       "judges it beside its candidate)")
+    if error or not_judged:  # no `pass` body run: such a test stays unchecked
         reasons += [f"test sanity: {line}" for line in indirect.values()]
     else:
         mutation_reasons, score, count, seconds["mutants"] = _mutation(problem, env, executor, module, settings,

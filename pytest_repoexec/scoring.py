@@ -30,7 +30,7 @@ from .debugging import DebugPhase
 from .engine import Engine
 from .environment import EnvironmentBuildError, Environments, default_cache_dir
 from .evaluation import Evaluation
-from .executor import ProblemLayoutError
+from .executor import NotJudgedApart, ProblemLayoutError
 from .failure import SampleFailed, describe_failure
 from .generation import GenerationError, Generator, GeneratorRegistry
 from .problem import PROBLEM_MANIFEST, ManifestError, Problem
@@ -362,7 +362,7 @@ class SampleItem(pytest.Item):
             return describe_failure(excinfo.value, self.config)
         if isinstance(excinfo.value, SampleSetupError):
             return excinfo.value.describe()
-        if isinstance(excinfo.value, (EnvironmentBuildError, ProblemLayoutError, ManifestError)):
+        if isinstance(excinfo.value, (EnvironmentBuildError, ProblemLayoutError, ManifestError, NotJudgedApart)):
             return str(excinfo.value)
         return super().repr_failure(excinfo)
 

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from .api import ProblemSet, settings_for
+from .executor import JUDGE_MODES
 from .problem import ManifestError
 
 DEFAULT_PORT = 8123
@@ -42,7 +43,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     serving.add_argument("--repoexec-executor", choices=("warm", "process"), default="warm",
                          help="as the pytest option")
     serving.add_argument("--repoexec-sandbox", choices=("bwrap", "none"), default="bwrap", help="as the pytest option")
-    serving.add_argument("--repoexec-judge", choices=("apart", "in-process"), default="apart",
+    serving.add_argument("--repoexec-judge", choices=JUDGE_MODES, default="apart",
                          help="as the pytest option")
     serving.add_argument("--repoexec-decoy", choices=("check", "off"), default="check", help="as the pytest option")
     serving.add_argument("--repoexec-timeout", type=float, default=5.0, help="as the pytest option")

@@ -16,7 +16,7 @@ import pytest
 
 from .cgroups import ProcessLimitUnavailable
 from .environment import default_cache_dir
-from .executor import SubprocessExecutor
+from .executor import JUDGE_MODES, SubprocessExecutor
 from .gate import GateSettings
 from .problem import DESCRIPTIONS
 from .sandbox import LIMIT_FIELDS, Limits, SandboxUnavailable, make_sandbox, parse_size
@@ -52,10 +52,12 @@ def add_options(parser: pytest.Parser) -> None:
     group.addoption("--repoexec-executor", choices=("warm", "process"), default="warm",
                     help="how samples start: warm (default: forked from a process per project that has imported "
                          "pytest and the project's dependencies once) or process (a fresh interpreter each)")
-    group.addoption("--repoexec-judge", choices=("apart", "in-process"), default="apart",
+    group.addoption("--repoexec-judge", choices=JUDGE_MODES, default="apart",
                     help="where the tests run: apart (default: in a process that never runs candidate code, the "
-                         "candidate in one of its own, for every problem whose reference gets the same outcomes "
-                         "so) or in-process (beside the candidate, guarded by the decoy check)")
+                         "candidate in one of its own; a problem whose reference does not get the same outcomes "
+                         "so is not judged, and says why), apart-or-in-process (such a problem beside its "
+                         "candidate instead) or in-process (every problem beside its candidate, guarded by the "
+                         "decoy check: a weaker guarantee)")
     group.addoption("--repoexec-warm-processes", type=int, default=4, metavar="N",
                     help="warm processes each worker keeps alive, the least recently used stopped first (default 4)")
     group.addoption("--repoexec-zygotes", type=int, default=8, metavar="N",
@@ -124,7 +126,7 @@ class Settings:
     workers: int  # xdist workers, or 1: how many samples a debugging round judges at once
     sandbox: str = "bwrap"
     executor: str = "warm"
-    judge: bool = True  # tests apart from the candidate, where the problem allows (``judge.py``)
+    judge: str = "apart"  # one of JUDGE_MODES: where the tests run (``judge.py``)
     warm_processes: int = 4
     zygotes: int = 8
     fresh: bool = False  # evaluate again what the result store holds
@@ -175,7 +177,7 @@ class Settings:
             context=option("repoexec_context", "full"),
             sandbox=option("repoexec_sandbox"),
             executor=option("repoexec_executor"),
-            judge=option("repoexec_judge", "apart") == "apart",
+            judge=option("repoexec_judge", "apart"),
             warm_processes=option("repoexec_warm_processes"),
             zygotes=option("repoexec_zygotes"),
             fresh=option("repoexec_fresh"),

@@ -75,7 +75,7 @@ class _Key:
 class WarmExecutor(SubprocessExecutor):
     def __init__(self, test_timeout: float, sample_timeout: float, sandbox: Sandbox | None = None,
                  limits: Limits = Limits(), keep: int = 4, zygotes: int = ZYGOTES,
-                 accept_no_process_limit: bool = False, judge: bool = True) -> None:
+                 accept_no_process_limit: bool = False, judge: str = "apart") -> None:
         super().__init__(test_timeout, sample_timeout, sandbox, limits, accept_no_process_limit, judge)
         self.keep, self.zygotes = keep, zygotes
         self.processes: collections.OrderedDict[_Key, WarmProcess] = collections.OrderedDict()

@@ -212,9 +212,11 @@ def _run_paths(out: Path) -> list[str]:
 def test_the_gate_admits_all_but_three_examples_and_names_why(imported: tuple[Path, dict], run_repoexec) -> None:
     out, _ = imported
     # three runs, not ten (benchmarks/execcsn.py runs ten), and no mutants: the verdict does not use them (no
-    # --repoexec-min-mutation); the `pass` body is still run
+    # --repoexec-min-mutation); the `pass` body is still run. The tests' fitness alone: a problem that cannot be
+    # judged apart is judged beside its candidate (the default mode turns it away, which the next test shows)
     result, report = run_repoexec(*_run_paths(out), "--repoexec-validate", "--repoexec-reruns=3",
-                                  "--repoexec-mutants=0", "-n", "2", subprocess=True)
+                                  "--repoexec-mutants=0", "--repoexec-judge=apart-or-in-process", "-n", "2",
+                                  subprocess=True)
     verdicts = {row["problem"].partition("/")[2]: row for row in report["problems"]}
     assert len(verdicts) == 29
     rejected = {name: "; ".join(row["reasons"]) for name, row in verdicts.items() if not row["passed"]}
@@ -237,7 +239,8 @@ def test_references_pass_apart_and_wrong_bodies_pass_only_where_the_gate_says_th
             completions[problem.id] = [problem.reference, f"{problem.signature}\n    ...\n",
                                        f"{problem.signature}\n    pass\n"]
     replay = write_replay(tmp_path / "bodies.jsonl", completions)
-    result, report = run_repoexec(*_run_paths(out), f"--repoexec-model=replay:{replay}", "-n", "2", subprocess=True)
+    result, report = run_repoexec(*_run_paths(out), f"--repoexec-model=replay:{replay}", "-n", "2",
+                                  "--repoexec-judge=apart-or-in-process", subprocess=True)
     assert len(report["samples"]) == 3 * len(completions) == 3 * 29
     outcomes = {(sample["problem"].partition("/")[2], sample["sample"]): sample["passed"] for sample in report["samples"]}
     names = {name for name, _ in outcomes}
@@ -249,3 +252,11 @@ def test_references_pass_apart_and_wrong_bodies_pass_only_where_the_gate_says_th
     assert in_process <= IN_PROCESS - {"860_hflip"}, judge["problems_in_process"]
     assert all("the reference's outcomes differ under the judge" in why for why in judge["problems_in_process"].values())
     assert judge["apart"] == 3 * (29 - len(in_process))
+
+    # the default mode judges the same samples apart, and gives those of the others no verdict, saying why
+    result, default = run_repoexec(*_run_paths(out), f"--repoexec-model=replay:{replay}", "-n", "2", subprocess=True)
+    assert {(s["problem"], s["sample"], s["passed"]) for s in default["samples"]} == {
+        (s["problem"], s["sample"], s["passed"]) for s in report["samples"] if s["judge"] == "apart"}
+    not_judged = {entry["item"].split("/")[1] for entry in default["not_run"]}
+    assert not_judged == in_process and len(default["not_run"]) == 3 * len(in_process), default["not_run"]
+    assert all(" is not judged: it cannot be judged apart" in entry["reason"] for entry in default["not_run"])

@@ -1226,3 +1226,61 @@ def test_a_judge_ends_at_its_verdict_and_an_in_process_sample_must_still_end(run
         sample, = report["samples"]
         outcomes[judge] = (sample["judge"].partition(":")[0], sample["passed"], sample["error_type"])
     assert outcomes == {"apart": ("apart", True, None), "in-process": ("in-process", False, "Timeout")}
+
+
+KEPT_STATE = '''\
+SEEN = []
+
+
+def remember(value):
+    """Keep ``value`` in the module's SEEN."""
+    SEEN.append(value)
+'''
+
+
+def write_kept_state_problem(root: Path) -> Path:
+    """A problem whose tests read what the function left in its module: judged apart, the judge's module is not
+    the one the candidate's process changed, so its reference fails there and passes beside its candidate."""
+    package = root / "keeper" / "repo" / "keeper"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "state.py").write_text(KEPT_STATE)
+    (root / "keeper" / "project.toml").write_text('[source]\npath = "repo"\n')
+    problem = root / "keeper" / "remember"
+    problem.mkdir()
+    (problem / "test_remember.py").write_text(
+        "from . import state\n\n\ndef test_remember():\n    state.remember(3)\n    assert state.SEEN == [3]\n")
+    reference = KEPT_STATE.partition("\n\n\n")[2]
+    (problem / "problem.toml").write_text(
+        f"module = \"keeper.state\"\nentry_point = \"remember\"\ntest_count = 1\nnumber = 1\n"
+        f"reference = '''\n{reference}'''\n\n[prompt.context]\nfull = '''\nSEEN = []\n'''\n")
+    return root / "keeper"
+
+
+@pytest.mark.timeout(300)
+def test_a_problem_that_cannot_be_judged_apart_is_judged_beside_its_candidate_only_when_the_run_says_so(
+        run_repoexec, pytester):
+    """The engine never picks the weaker guarantee on its own (issue 40): by default such a problem's samples
+    get no verdict, left out of the metrics with why and the option that allows it; the option judges them beside
+    the candidate, saying so; and the gate turns the problem away."""
+    project = write_kept_state_problem(pytester.path)
+    result, report = run_repoexec(str(project), "--repoexec-fresh", subprocess=True)
+    assert report is not None, "\n".join(result.outlines[-30:])
+    assert report["samples"] == [] and result.ret == pytest.ExitCode.TESTS_FAILED
+    (entry,) = report["not_run"]
+    assert "keeper/remember is not judged" in entry["reason"], entry
+    assert "test_remember passed in-process, failed apart" in entry["reason"], entry
+    assert "--repoexec-judge=apart-or-in-process" in entry["reason"], entry
+
+    result, report = run_repoexec(str(project), "--repoexec-fresh", "--repoexec-judge=apart-or-in-process",
+                                  subprocess=True)
+    (sample,) = report["samples"]
+    assert sample["passed"] and sample["judge"].startswith("in-process: the reference's outcomes differ"), sample
+    assert report["judge"]["problems_in_process"] == {"keeper/remember": sample["judge"].partition(": ")[2]}
+
+    result, report = run_repoexec(str(project), "--repoexec-validate", "--repoexec-reruns=2", "--repoexec-mutants=0",
+                                  subprocess=True)
+    (row,) = report["problems"]
+    assert not row["passed"]
+    assert any(reason.startswith("not judged apart from its candidate: the reference's outcomes differ")
+               for reason in row["reasons"]), row["reasons"]

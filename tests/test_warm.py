@@ -125,7 +125,8 @@ def two_projects(pytester, repoexec_cache):
 
 def test_warm_processes_are_bounded_least_recently_used_out(two_projects):
     # the tests beside the candidate: a problem's first sample apart would first check its reference both ways
-    executor = WarmExecutor(test_timeout=5, sample_timeout=60, sandbox=make_sandbox("bwrap"), keep=1, judge=False)
+    executor = WarmExecutor(test_timeout=5, sample_timeout=60, sandbox=make_sandbox("bwrap"), keep=1,
+                            judge="in-process")
     try:
         (first, first_env, first_source), (second, second_env, second_source) = two_projects
         runs = [executor.run(first_env, first, first_source), executor.run(second_env, second, second_source),
@@ -140,7 +141,8 @@ def test_warm_processes_are_bounded_least_recently_used_out(two_projects):
 
 
 def test_closing_the_executor_ends_every_warm_process_and_removes_what_it_held(two_projects):
-    executor = WarmExecutor(test_timeout=5, sample_timeout=60, sandbox=make_sandbox("bwrap"), keep=2, judge=False)
+    executor = WarmExecutor(test_timeout=5, sample_timeout=60, sandbox=make_sandbox("bwrap"), keep=2,
+                            judge="in-process")
     for problem, env, source in two_projects:
         assert executor.run(env, problem, source).finished
     processes = list(executor.processes.values())
@@ -173,7 +175,7 @@ def test_a_problems_samples_fork_from_a_zygote_that_never_imports_the_reference(
         assert judges.collected == len(apart.run(env, problem, reference).tests) > 0
     finally:
         apart.close()
-    executor = WarmExecutor(test_timeout=5, sample_timeout=60, sandbox=make_sandbox("bwrap"), judge=False)
+    executor = WarmExecutor(test_timeout=5, sample_timeout=60, sandbox=make_sandbox("bwrap"), judge="in-process")
     try:
         runs = [executor.run(env, problem, source) for source in (wrong, reference, wrong)]
         (warm,) = executor.processes.values()
