@@ -246,13 +246,17 @@ def test_each_planted_defect_is_caught_with_its_reason(planted, run_repoexec):
     assert idle["reasons"] == ["test sanity: test_nothing (line 8) never calls mirror"]
 
     deleter = problems["planted/deleter"]
-    assert deleter["reasons"] == [f"unsafe: reference:{REMOVE_LINE}: delete-files: os.remove"]
+    # the file it removes is in the candidate's process's view, not the judge's: its samples would get no verdict
+    assert deleter["reasons"] == [f"unsafe: reference:{REMOVE_LINE}: delete-files: os.remove",
+                                  "not judged apart from its candidate: the reference's outcomes differ under the judge "
+                                  "(1 tests: test_removes passed in-process, failed apart) "
+                                  "(--repoexec-judge=apart-or-in-process judges it beside its candidate)"]
     assert deleter["line_coverage"] == 100.0
 
     result.stdout.fnmatch_lines([
         "*repoexec: admission gate*",
         "problem*verdict*line%*branch%*mutants killed%*flaky*reasons",
-        f"planted/deleter*REJECTED*100.0*unsafe: reference:{REMOVE_LINE}: delete-files: os.remove",
+        f"planted/deleter*REJECTED*100.0*unsafe: reference:{REMOVE_LINE}: delete-files: os.remove*",
         "0 of 4 problems admitted",
     ])
 
@@ -262,7 +266,9 @@ def test_quarantine_and_allow_in_the_manifest_admit_the_problems(planted, run_re
     manifest.write_text(manifest.read_text().replace("test_count = 2\n", 'test_count = 2\nquarantine = ["test_random_point"]\n'))
     manifest = planted / "deleter" / "problem.toml"
     manifest.write_text(manifest.read_text().replace("test_count = 2\n", 'test_count = 2\nallow = ["delete-files"]\n'))
-    result, problems = gate(run_repoexec, planted / "flaky", planted / "deleter")
+    # the deleter's samples are judged beside their candidate (above): the run says it may be
+    result, problems = gate(run_repoexec, planted / "flaky", planted / "deleter",
+                            options=("--repoexec-judge=apart-or-in-process",))
     result.assert_outcomes(passed=2)
     assert problems["planted/flaky"]["quarantined"] == ["test_random_point"]
     assert problems["planted/deleter"]["findings"] == [f"reference:{REMOVE_LINE}: delete-files: os.remove"]
