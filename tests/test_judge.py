@@ -89,6 +89,22 @@ def count_up(n):
 def apply(function, values):
     return [function(v) for v in values]
 
+MADE = []
+
+def made_then_raising(n):
+    for i in range(n):
+        MADE.append(i)
+        yield i
+    raise ValueError(f"after {n}")
+
+def passed_on(iterator):
+    for item in iterator:
+        MADE.append(item)
+        yield item
+
+def made():
+    return len(MADE)
+
 def marked():
     def inner():
         return "inner"
@@ -425,6 +441,44 @@ def channel(tmp_path: Path):
 
 def call(judge, name, *args, **kwargs):
     return judge.call(("function", "shop.candidate", name), args, kwargs)
+
+
+def test_an_iterated_generator_comes_in_batches_in_order_and_ends_where_it_ended(channel):
+    """A loop over a candidate's generator is not a round trip an item: its items are made ahead in its process
+    while they come fast (issue 42; flutes' drop over a million items timed out apart). The items come in order
+    through every handle of the generator, and what ended it (its exception) where the test would meet it."""
+    judge, _ = channel
+    asked = collections.Counter()
+    calling = judge.call
+    judge.call = lambda target, args, kwargs: asked.update([target[-1]]) or calling(target, args, kwargs)
+    assert list(call(judge, "count_up", 100_000)) == list(range(100_000))
+    assert asked["take"] < 1_000 and asked["next"] == 0, asked
+
+    generator, seen = call(judge, "count_up", 10), []
+    for item in generator:  # the loop's handle and the generator's own take from one batch
+        seen.append(item)
+        if item == 3:
+            seen.append(("next", next(generator)))
+    assert seen == [0, 1, 2, 3, ("next", 4), 5, 6, 7, 8, 9]
+
+    generator, seen = call(judge, "made_then_raising", 5), []
+    with pytest.raises(ValueError, match="after 5"):
+        for item in generator:
+            seen.append(item)
+    assert seen == [0, 1, 2, 3, 4]
+    with pytest.raises(StopIteration):
+        next(generator)
+
+
+def test_nothing_is_made_ahead_once_the_judge_lent_an_object(channel):
+    """An item made ahead could call the judge's object before the test would: a test's own iterator, lent to
+    the candidate's process, is read only as far as the test asked."""
+    judge, _ = channel
+    source = (item for item in range(10))  # a generator does not pickle: lent
+    generator = iter(call(judge, "passed_on", source))
+    assert next(generator) == 0 and next(generator) == 1
+    assert next(source) == 2  # the candidate's process took no more of it than the test asked for
+    assert call(judge, "made") == 2
 
 
 def test_a_mutated_argument_is_applied_in_place_and_a_returned_argument_keeps_its_identity(channel):

@@ -8,6 +8,7 @@ Only the inner plugin opens the channel (``open_channel``), before the tests' mo
 """
 
 import builtins
+import collections
 import functools
 import inspect
 import os
@@ -198,9 +199,13 @@ def _channel():
 CALLED_BEFORE_CHANNEL = False  # the target was called before the channel opened (the focal module's import)
 
 
+_AHEAD_MOST = 4096  # items of an iterated handle asked for at once: the candidate's process sends fewer if slow
+
+
 class Handle:
     """An object that stays in the candidate's process (a function, a generator, an iterator, a coroutine it
-    returned): it is called, iterated, entered, awaited and named there, and what it answers is data again. Nothing about a value is
+    returned): it is called, iterated, entered, awaited and named there, and what it answers is data again (once
+    iterated, its items in batches made ahead there: ``repoexec_serve.Server._take``). Nothing about a value is
     asked of it (no comparison, hash, truth, length, item or containment: Python's own for any object), and the
     judge's code never holds one (``repoexec_wire`` lets it cross only as an answer or in a plain container)."""
 
@@ -217,15 +222,27 @@ class Handle:
         return self._ask("call", *args, **kwargs)
 
     def __iter__(self):
-        return self._ask("iter")
+        found = self._ask("iter")
+        if type(found) is Handle:  # iterated (a loop, list()): its items come in batches, shared by its handles
+            found._channel.ahead.setdefault(found._hid, collections.deque())
+        return found
 
     def __next__(self):
-        return self._ask("next")
+        ahead = self._channel.ahead.get(self._hid)
+        if ahead is None:
+            return self._ask("next")
+        if not ahead:
+            items = self._ask("take", _AHEAD_MOST)
+            if type(items) is not list or not items:
+                raise WireError("an iterator's items must come as a list of at least one")
+            ahead.extend(items)
+        return ahead.popleft()
 
     def send(self, value):
         return self._ask("send", value)
 
     def close(self):
+        self._channel.ahead.pop(self._hid, None)  # a closed generator's items made ahead are never taken
         return self._ask("close")
 
     def __enter__(self):
@@ -439,6 +456,7 @@ class Channel:
         self.broken = None  # why no more calls can be made
         self.limit = 0.0  # the running test's time limit: the candidate's process interrupts a call past it
         self.environ, self.cwd, self.raw = {}, None, None
+        self.ahead = {}  # hid -> the items of an iterated handle made ahead, not yet taken (``Handle.__next__``)
         self._context()  # the environment as both processes start with it: only later changes cross
 
     def call(self, target, args, kwargs):

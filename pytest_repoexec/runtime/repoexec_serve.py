@@ -16,6 +16,7 @@ import os
 import pickle
 import signal
 import sys
+import time
 import traceback
 import types
 
@@ -31,6 +32,7 @@ except ImportError:  # not CPython
     _set_handler = signal.signal
 
 _GRACE = 0.5  # seconds past the test's limit before a call is interrupted here (the judge's timeout comes first)
+_AHEAD_SECONDS = 0.002  # an iterated handle's items made ahead while they come this fast (``Server._take``)
 
 
 class _CallTimeout(BaseException):
@@ -117,7 +119,8 @@ class Server:
     def __init__(self, sock, module, project_roots, classes=()):
         self.sock, self.module, self.project_roots = sock, module, project_roots
         self.classes = classes  # the classes under test: their instances stay here, the judge holds numbers
-        self.handles = {}  # hid -> an object of ours the judge holds a handle to
+        self.handles = {}  # hid -> an object of ours the judge holds a handle to (kept alive: ids stay unique)
+        self.handle_ids = {}  # id -> hid of those objects
         self.instance_ids = {}  # id -> hid of the instances of a class under test the judge holds
         self.lent, self.lent_ids = {}, {}  # hid -> the judge's object lent to us (a Lent, a lent function), id -> hid
         self.callbacks = 0
@@ -129,6 +132,7 @@ class Server:
         self.awaits = {}  # id -> (awaitable, call, {index: (argument, its state)}): what awaiting it may change
         self.modules = set(sys.modules)  # the modules imported so far: the judge is told of those a call adds
         self.sentinels = sentinels(module)  # id -> name of the focal module's marker objects: sent by their names
+        self.pending = {}  # hid -> what an iterated handle raised while its items were made ahead, raised next
 
     # --- reading the judge ---
 
@@ -215,8 +219,10 @@ class Server:
             return None
         if isinstance(obj, FUNCTION_TYPES) or callable(obj) or hasattr(obj, "__next__") or hasattr(obj, "__enter__") \
                 or inspect.isawaitable(obj) or hasattr(obj, "__iter__") and not hasattr(obj, "__reduce_ex__"):
-            hid = len(self.handles) + 1
-            self.handles[hid] = obj
+            hid = self.handle_ids.get(id(obj))
+            if hid is None:  # one number an object: an iterator and what iter() gives of it share their items ahead
+                hid = self.handle_ids[id(obj)] = len(self.handles) + 1
+                self.handles[hid] = obj
             if pending(obj):  # the judge makes a future of its own that awaits it
                 return ("future", hid)
             return ("handle", hid, cls.__qualname__, _global_name(obj))
@@ -399,10 +405,32 @@ class Server:
             return getattr(owner, name)(*args, **kwargs)
         if kind == "handle":
             obj, op = self.handles[target[1]], target[2]
+            if op in ("next", "take") and target[1] in self.pending:
+                raise self.pending.pop(target[1])
+            if op == "take":
+                return self._take(target[1], obj, *args)
             return _HANDLE_OPS[op](obj, *args, **kwargs)
         if kind == "class":  # the class under test itself: made, read, set, its class and static methods called
             return _CLASS_OPS[target[3]](self._class(target), *args, **kwargs)
         raise LookupError(f"no target of kind {kind!r}")
+
+    def _take(self, hid, obj, most):
+        """An iterated handle's next items: the one asked for, then more while they come within
+        ``_AHEAD_SECONDS`` (at most ``most``), so that a test's loop over a long iterator is not a round trip an
+        item. What stops them (its end, an exception) is raised at the next request, where the item it stands for
+        is asked for. None ahead once the judge has lent this process an object: making an item could then call
+        it before the test would have."""
+        items = [next(obj)]
+        if self.lent or type(most) is not int:
+            return items
+        began = time.perf_counter()
+        while len(items) < most and time.perf_counter() - began < _AHEAD_SECONDS:
+            try:
+                items.append(next(obj))
+            except BaseException as exc:  # its end, its error, or the call's limit: the next request's answer
+                self.pending[hid] = exc
+                break
+        return items
 
 
 def _class_members(cls):
