@@ -105,6 +105,13 @@ def passed_on(iterator):
 def made():
     return len(MADE)
 
+def queue_of(items):
+    import queue
+    made = queue.Queue(maxsize=5)
+    for item in items:
+        made.put(item)
+    return made
+
 def marked():
     def inner():
         return "inner"
@@ -479,6 +486,24 @@ def test_nothing_is_made_ahead_once_the_judge_lent_an_object(channel):
     assert next(generator) == 0 and next(generator) == 1
     assert next(source) == 2  # the candidate's process took no more of it than the test asked for
     assert call(judge, "made") == 2
+
+
+def test_a_queue_answered_crosses_as_the_judges_own_with_its_items_and_new_conditions(channel):
+    """A ``queue.Queue`` holds three conditions over its lock, whose methods are the lock's: each crosses as a new
+    condition over the lock made for it (pytutils' multiplex and merge answer queues). Nothing else is taken for
+    a lock."""
+    import queue
+    import threading
+
+    judge, _ = channel
+    answered = call(judge, "queue_of", [1, "two"])
+    assert type(answered) is queue.Queue and answered.maxsize == 5 and answered.qsize() == 2
+    assert answered.not_empty._lock is answered.mutex is answered.not_full._lock  # one lock, as the queue made it
+    answered.put(3)
+    assert [answered.get(timeout=1) for _ in range(3)] == [1, "two", 3]
+    assert isinstance(repoexec_wire.new_condition(threading.Lock()), threading.Condition)
+    with pytest.raises(WireError, match="a condition's lock must be a lock, not a Handle"):
+        repoexec_wire.new_condition(repoexec_judge.Handle(judge, 1, "function"))
 
 
 def test_a_mutated_argument_is_applied_in_place_and_a_returned_argument_keeps_its_identity(channel):

@@ -64,7 +64,7 @@ EXCEPTIONS = frozenset(value for value in vars(builtins).values()
                        if isinstance(value, type) and issubclass(value, BaseException))
 # Functions that pickle itself names to rebuild a standard value (a compiled pattern).
 VALUE_CALLS = {("re", "_compile"), ("repoexec_wire", "dict_view"), ("repoexec_wire", "memory"),
-               ("repoexec_wire", "named_tuple"), ("repoexec_wire", "new_lock"), ("repoexec_wire", "bound_method"),
+               ("repoexec_wire", "named_tuple"), ("repoexec_wire", "new_lock"), ("repoexec_wire", "new_condition"), ("repoexec_wire", "bound_method"),
                ("repoexec_wire", "builtin_type"), ("repoexec_wire", "type_variable"), ("repoexec_wire", "code_summary"),
                ("repoexec_wire", "default_dict"), ("repoexec_wire", "mapping_proxy"), ("repoexec_wire", "marked"),
                ("repoexec_futures", "deferred"), ("repoexec_futures", "failure"), ("repoexec_futures", "future")}
@@ -873,6 +873,8 @@ def converted(obj, as_values=False):
             return builtin_type, (obj.__qualname__,)
         if type(obj) in _LOCKS:
             return new_lock, (_LOCKS[type(obj)],)
+        if as_values and type(obj) is _CONDITION and type(getattr(obj, "_lock", None)) in _LOCKS:
+            return new_condition, (obj._lock,)  # a queue's: its waiters are threads, which stay where they are
         fields = getattr(type(obj), "_fields", None)
         if isinstance(obj, tuple) and isinstance(fields, tuple) and not _named(type(obj)):
             return named_tuple, (type(obj).__name__, fields, tuple(obj))
@@ -1111,6 +1113,16 @@ def memory(data, form, shape, readonly):
     return view.cast("B").cast(form, shape) if shape is not None and (form != "B" or len(shape) != 1) else view
 
 
+def new_condition(lock):
+    """A condition where one was (a ``queue.Queue``'s three): a new one over the lock made for it, no one
+    waiting. Only over a lock: anything else would be asked to acquire and release."""
+    if type(lock) not in _LOCKS:
+        raise WireError(f"a condition's lock must be a lock, not a {type(lock).__name__}")
+    import threading
+
+    return threading.Condition(lock)
+
+
 def _locks():
     import threading
 
@@ -1118,6 +1130,7 @@ def _locks():
 
 
 _LOCKS = _locks()
+_CONDITION = __import__("threading").Condition
 _DESCRIPTORS = (type(OSError.errno), type(type.__dict__["__name__"]))  # member and getset descriptors
 _VIEWS = {type({}.keys()): "keys", type({}.values()): "values", type({}.items()): "items"}
 
