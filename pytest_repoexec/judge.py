@@ -63,8 +63,9 @@ def split_plan(problem: Problem, original: str) -> SplitPlan:
             return SplitPlan(None, "a function nested in another function")
         binding = next((_BINDINGS[d] for d in decorators if d in _BINDINGS), "instance")
         stub = f'{name} = __import__("{JUDGE_MODULE}").method(__name__, "{qualname}", "{binding}")'
-    else:
-        stub = f'{name} = __import__("{JUDGE_MODULE}").function(__name__, "{name}")'
+    else:  # a single-dispatch function's overloads, registered below it, are the candidate's process's to call
+        dispatch = ", dispatch=True" if any(d.rpartition(".")[2] == "singledispatch" for d in decorators) else ""
+        stub = f'{name} = __import__("{JUDGE_MODULE}").function(__name__, "{name}"{dispatch})'
     return SplitPlan(_replaced(original, definition, stub))
 
 

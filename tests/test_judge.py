@@ -1317,22 +1317,21 @@ def remember(value):
 '''
 
 
-def write_kept_state_problem(root: Path) -> Path:
-    """A problem whose tests read what the function left in its module: judged apart, the judge's module is not
-    the one the candidate's process changed, so its reference fails there and passes beside its candidate."""
+def write_one_problem(root: Path, module: str, entry_point: str, tests: str) -> Path:
+    """Project ``keeper``, whose ``keeper/state.py`` is ``module``, and its problem ``keeper/<entry_point>``: that
+    function (with its decorators) as the reference, ``tests`` as its one test module."""
     package = root / "keeper" / "repo" / "keeper"
     package.mkdir(parents=True)
     (package / "__init__.py").write_text("")
-    (package / "state.py").write_text(KEPT_STATE)
+    (package / "state.py").write_text(module)
     (root / "keeper" / "project.toml").write_text('[source]\npath = "repo"\n')
-    problem = root / "keeper" / "remember"
+    problem = root / "keeper" / entry_point
     problem.mkdir()
-    (problem / "test_remember.py").write_text(
-        "from . import state\n\n\ndef test_remember():\n    state.remember(3)\n    assert state.SEEN == [3]\n")
-    reference = KEPT_STATE.partition("\n\n\n")[2]
+    (problem / f"test_{entry_point}.py").write_text(tests)
+    reference = next(part for part in module.split("\n\n\n") if f"def {entry_point}(" in part)
     (problem / "problem.toml").write_text(
-        f"module = \"keeper.state\"\nentry_point = \"remember\"\ntest_count = 1\nnumber = 1\n"
-        f"reference = '''\n{reference}'''\n\n[prompt.context]\nfull = '''\nSEEN = []\n'''\n")
+        f'module = "keeper.state"\nentry_point = "{entry_point}"\ntest_count = {tests.count("def test_")}\n'
+        f"number = 1\nreference = '''\n{reference}\n'''\n\n[prompt.context]\nfull = '''\nimport functools\n'''\n")
     return root / "keeper"
 
 
@@ -1342,7 +1341,11 @@ def test_a_problem_that_cannot_be_judged_apart_is_judged_beside_its_candidate_on
     """The engine never picks the weaker guarantee on its own (issue 40): by default such a problem's samples
     get no verdict, left out of the metrics with why and the option that allows it; the option judges them beside
     the candidate, saying so; and the gate turns the problem away."""
-    project = write_kept_state_problem(pytester.path)
+    # its tests read what the function left in its module: judged apart, the judge's module is not the one the
+    # candidate's process changed, so its reference fails there and passes beside its candidate
+    project = write_one_problem(pytester.path, KEPT_STATE, "remember",
+                                "from . import state\n\n\ndef test_remember():\n    state.remember(3)\n"
+                                "    assert state.SEEN == [3]\n")
     result, report = run_repoexec(str(project), "--repoexec-fresh", subprocess=True)
     assert report is not None, "\n".join(result.outlines[-30:])
     assert report["samples"] == [] and result.ret == pytest.ExitCode.TESTS_FAILED
@@ -1363,3 +1366,57 @@ def test_a_problem_that_cannot_be_judged_apart_is_judged_beside_its_candidate_on
     assert not row["passed"]
     assert any(reason.startswith("not judged apart from its candidate: the reference's outcomes differ")
                for reason in row["reasons"]), row["reasons"]
+
+
+DISPATCHED = '''\
+import functools
+
+
+@functools.singledispatch
+def shown(value):
+    """``value`` as text."""
+    return f"value {value!r}"
+
+
+@shown.register(bytes)
+def _shown_bytes(value):
+    return shown(value.decode())
+
+
+@shown.register
+def _shown_int(value: int):
+    return shown(str(value * 2))
+'''
+
+DISPATCHED_TESTS = '''\
+from .state import shown
+
+
+def test_text():
+    assert shown("a") == "value 'a'"
+
+
+def test_bytes():
+    assert shown(b"b") == "value 'b'"
+
+
+def test_int():
+    assert shown(2) == "value '4'"
+'''
+
+
+@pytest.mark.timeout(300)
+def test_a_single_dispatch_function_is_judged_apart_its_overloads_called_where_they_were_registered(
+        run_repoexec, pytester):
+    """The module registers its overloads on the target (flutils' normalize_path): the judge's stub takes each
+    registration as it is, and the candidate's process, on whose function they were registered, dispatches."""
+    project = write_one_problem(pytester.path, DISPATCHED, "shown", DISPATCHED_TESTS)
+    wrong = DISPATCHED.split("\n\n\n")[1].replace('f"value {value!r}"', 'f"value {value}"')
+    replay = write_replay(pytester.path / "wrong.jsonl", {"keeper/shown": [wrong]})
+    outcomes = []
+    for model in ("reference", f"replay:{replay}"):
+        result, report = run_repoexec(str(project), "--repoexec-fresh", f"--repoexec-model={model}", subprocess=True)
+        assert report is not None, "\n".join(result.outlines[-30:])
+        (sample,) = report["samples"]
+        outcomes.append((sample["passed"], sample["judge"], sample["tests_passed"]))
+    assert outcomes == [(True, "apart", 3), (False, "apart", 0)]

@@ -71,12 +71,24 @@ def open_channel(fd, project_roots, on_stop):
 _UNDESCRIBED = []
 
 
-def function(module, name):
-    """The stub of a module-level function ``name``."""
+def function(module, name, dispatch=False):
+    """The stub of a module-level function ``name``; ``dispatch``: of a ``functools.singledispatch`` one, whose
+    ``register`` (the module's own overloads, below it) leaves each overload as it is: the candidate's process
+    dispatches, to the overloads registered there."""
     stub = _stub(("function", module, name))
     stub.__name__ = stub.__qualname__ = name
     stub.__module__ = module
-    return _described(stub, ("function", module, name))
+    stub = _described(stub, ("function", module, name))
+    if dispatch:
+        stub.register = _registered
+    return stub
+
+
+def _registered(kind, overload=None):
+    """``register(cls, func)``, ``@register(cls)`` and ``@register`` (by annotation): the overload itself."""
+    if overload is not None:
+        return overload
+    return kind if callable(kind) and not isinstance(kind, type) else lambda overload: overload
 
 
 def method(module, qualname, kind):
