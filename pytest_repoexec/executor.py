@@ -546,29 +546,46 @@ _CANDIDATE_GRACE = 0.5  # seconds a split sample's candidate has to report its e
 
 
 class SplitSample:
-    """A split sample's two processes as ``watch`` sees one: the judge's end is the sample's; killing it kills
-    both. What stopped the candidate's process (its CPU or file size limit) is the sample's limit."""
+    """A split sample's two processes as ``watch`` sees one: the judge's end is the sample's, and where its
+    session passed (status 0) the candidate's process must end too, as a program does: one that a thread it
+    left running keeps alive is stopped ``EXIT_GRACE`` after the session, as it would be beside its tests.
+    Killing it kills both. What stopped the candidate's process (its CPU or file size limit) is the sample's."""
 
     def __init__(self, judge: Started, candidate: Started) -> None:
         self.judge, self.candidate = judge, candidate
         self.candidate_status: int | None = None
+        self.unended = False  # the session passed, and the candidate's process never ended
 
     def poll(self) -> int | None:
-        return self.judge.poll()
+        status = self.judge.poll()
+        if status == 0 and self.candidate_status is None:
+            self.candidate_status = self.candidate.poll()
+        return status if status != 0 or self.candidate_status is not None else None
 
     def wait(self, timeout: float) -> int | None:
-        return self.judge.wait(timeout)
+        until = time.monotonic() + timeout
+        status = self.judge.wait(timeout)
+        if status == 0 and self.candidate_status is None:
+            self.candidate_status = self.candidate.wait(max(until - time.monotonic(), 0.0))
+        return status if status != 0 or self.candidate_status is not None else None
 
     def kill(self) -> int:
         # a candidate's process that ended (a limit) may not have said so yet: a moment to say it, never lost
-        self.candidate_status = self.candidate.wait(_CANDIDATE_GRACE)
+        if self.candidate_status is None:
+            self.candidate_status = self.candidate.wait(_CANDIDATE_GRACE)
         if self.candidate_status is None:
             self.candidate.kill()
+            self.unended = self.judge.poll() == 0
         return self.judge.kill()
 
     def candidate_limit(self, watched: Watched, confined: bool) -> Watched:
+        if watched.stopped is not None:
+            return watched
+        if self.unended:  # its output closed early, say: the loop above did not see it outlive the session
+            return replace(watched, stopped=ErrorType.TIMEOUT, output=watched.output
+                           + "\n[repoexec] stopped: the candidate's process had not ended after its session\n")
         limit = _SIGNAL_LIMITS.get(_signal_of(self.candidate_status, confined)) if self.candidate_status else None
-        return replace(watched, stopped=limit) if limit and watched.stopped is None else watched
+        return replace(watched, stopped=limit) if limit else watched
 
 
 _KIND_PREFIX = b'{"kind": "'  # how every record's line starts (``protocol.encode``)

@@ -1287,24 +1287,26 @@ _threading.Thread(target=__import__("time").sleep, args=(60,)).start()  # not a 
 
 
 @pytest.mark.timeout(300)
-def test_a_judge_ends_at_its_verdict_and_an_in_process_sample_must_still_end(run_repoexec, pytester):
-    """A judge's process ends at its Finish record (what pytest does after it reaches no one). Beside the
-    candidate, the process's end stays the candidate's to pass: a correct body that leaves a thread running, so
-    that its program never ends, fails in-process as a hang fails any program (issue 42's first try ended that
-    process at its verdict too, and four such mutants of pytutils passed). Judged apart the candidate's process is
-    ended with its judge, and the body's answers decide."""
+def test_a_program_that_never_ends_fails_apart_as_beside_its_tests(run_repoexec, pytester):
+    """A judge's process ends at its Finish record (what pytest does after it reaches no one), but the sample's
+    program is the candidate's: a correct body that leaves a thread running, so that its program never ends,
+    fails as a hang fails any program, beside its tests (its process outlives its session) and apart (the
+    candidate's process outlives the judge's session; issue 40's workload found four pytutils mutants that
+    passed apart so, and had timed out beside their tests)."""
     name = "textkit/slugify"
     header, _, body = load_problem(SHIPPED / name / "problem.toml").reference.strip("\n").partition("\n")
     leaking = header + "\n" + textwrap.indent(LEAKED_THREAD.strip("\n"), "    ") + "\n" + body + "\n"
     replay = write_replay(pytester.path / "leak.jsonl", {name: [leaking]})
     outcomes = {}
-    for judge in ("apart", "in-process"):
+    for judge, executor in (("apart", "warm"), ("apart", "process"), ("in-process", "warm")):
         result, report = run_repoexec(str(SHIPPED / name), f"--repoexec-model=replay:{replay}",
-                                      f"--repoexec-judge={judge}", "--repoexec-fresh", subprocess=True)
+                                      f"--repoexec-judge={judge}", f"--repoexec-executor={executor}",
+                                      "--repoexec-fresh", subprocess=True)
         assert report is not None, "\n".join(result.outlines[-30:])
         sample, = report["samples"]
-        outcomes[judge] = (sample["judge"].partition(":")[0], sample["passed"], sample["error_type"])
-    assert outcomes == {"apart": ("apart", True, None), "in-process": ("in-process", False, "Timeout")}
+        outcomes[judge, executor] = (sample["judge"].partition(":")[0], sample["passed"], sample["error_type"])
+    assert outcomes == {("apart", "warm"): ("apart", False, "Timeout"), ("apart", "process"): ("apart", False, "Timeout"),
+                        ("in-process", "warm"): ("in-process", False, "Timeout")}
 
 
 KEPT_STATE = '''\
