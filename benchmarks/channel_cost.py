@@ -3,9 +3,10 @@
     python benchmarks/channel_cost.py [--calls 5000]
 
 A real ``repoexec_serve`` (the candidate's process, no sandbox) serves a small module; the judge's ``Channel``, in
-this process, calls it ``--calls`` times after a warm-up, in three ways: a function answering a boolean, one
-raising a builtin exception (what a failing sample's calls mostly do), and a generator's handle stepped once a
-call. Prints each way's judge CPU, the candidate's process's CPU (its whole life, start-up included, over every
+this process, calls it ``--calls`` times after a warm-up, in four ways: a function answering a boolean, one
+raising a builtin exception (what a failing sample's calls mostly do), a generator's handle stepped once a call
+(``next``), and the same generator iterated (``for``: its items come in batches made ahead, so "a call" is an
+item there). Prints each way's judge CPU, the candidate's process's CPU (its whole life, start-up included, over every
 call it served) and the wall time, in microseconds a call. Issue 42's figures for the crossing come from here.
 """
 
@@ -54,7 +55,8 @@ def measure(way: str, calls: int, folder: Path) -> tuple[float, float, float]:
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     channel = repoexec_judge.Channel(ours.detach(), [str(folder)], lambda why: None)
     channel.limit = 5.0  # as a test's limit sets it: the candidate's process arms its alarm for each call
-    counter = channel.call(("function", "bench_module", "count"), (), {}) if way == "generator" else None
+    counter = channel.call(("function", "bench_module", "count"), (), {}) if way in ("generator", "iterated") else None
+    counter = iter(counter) if way == "iterated" else counter  # iter() marks it iterated: read ahead
 
     def one() -> None:
         if way == "plain":
@@ -77,7 +79,7 @@ def measure(way: str, calls: int, folder: Path) -> tuple[float, float, float]:
     process.wait()
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     candidate = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    served = calls + WARM_UP + (way == "generator")
+    served = calls + WARM_UP + (way in ("generator", "iterated"))
     return cpu / calls * 1e6, candidate / served * 1e6, wall / calls * 1e6
 
 
@@ -91,7 +93,7 @@ def main() -> None:
         sys.path.insert(0, str(folder))
         print(f"{args.calls} calls each, after {WARM_UP} to warm up; microseconds a call")
         print(f"{'way':<10} {'judge CPU':>10} {'candidate CPU':>14} {'wall':>8}")
-        for way in ("plain", "raising", "generator"):
+        for way in ("plain", "raising", "generator", "iterated"):
             judge, candidate, wall = measure(way, args.calls, folder)
             print(f"{way:<10} {judge:>10.0f} {candidate:>14.0f} {wall:>8.0f}")
 
