@@ -477,6 +477,17 @@ def test_an_iterated_generator_comes_in_batches_in_order_and_ends_where_it_ended
         next(generator)
 
 
+def test_nothing_is_made_ahead_while_the_test_asks_the_candidates_process_between_items(channel):
+    """A test that reads what making an item changed (a counter of the module's, an instance's position) asks
+    between items: each item is then made when it is asked for, as beside the test."""
+    judge, _ = channel
+    before = call(judge, "made")
+    seen = []
+    for _ in call(judge, "passed_on", list(range(50))):
+        seen.append(call(judge, "made") - before)
+    assert seen == list(range(1, 51))
+
+
 def test_nothing_is_made_ahead_once_the_judge_lent_an_object(channel):
     """An item made ahead could call the judge's object before the test would: a test's own iterator, lent to
     the candidate's process, is read only as far as the test asked."""

@@ -33,6 +33,7 @@ except ImportError:  # not CPython
 
 _GRACE = 0.5  # seconds past the test's limit before a call is interrupted here (the judge's timeout comes first)
 _AHEAD_SECONDS = 0.002  # an iterated handle's items made ahead while they come this fast (``Server._take``)
+_AHEAD_AFTER = 8  # ... once this many of its items were asked for in a row, nothing else asked between
 
 
 class _CallTimeout(BaseException):
@@ -133,6 +134,7 @@ class Server:
         self.modules = set(sys.modules)  # the modules imported so far: the judge is told of those a call adds
         self.sentinels = sentinels(module)  # id -> name of the focal module's marker objects: sent by their names
         self.pending = {}  # hid -> what an iterated handle raised while its items were made ahead, raised next
+        self.streak = (None, 0)  # (hid, requests in a row for its items, nothing else asked between)
 
     # --- reading the judge ---
 
@@ -327,6 +329,8 @@ class Server:
 
     def _call(self, number, target, args, kwargs, limit=0.0, context=None):
         _apply_context(context)
+        taken = target[1] if target[0] == "handle" and target[2] in ("next", "take") else None
+        self.streak = (taken, self.streak[1] + 1 if taken is not None and taken == self.streak[0] else 1)
         arguments = [*args, *kwargs.values()]
         self.received.update((id(value), (number, key, value)) for key, value in identities(arguments))
         before = {index: _snapshot(value) for index, value in enumerate(arguments) if _mutable(value)}
@@ -418,10 +422,12 @@ class Server:
         """An iterated handle's next items: the one asked for, then more while they come within
         ``_AHEAD_SECONDS`` (at most ``most``), so that a test's loop over a long iterator is not a round trip an
         item. What stops them (its end, an exception) is raised at the next request, where the item it stands for
-        is asked for. None ahead once the judge has lent this process an object: making an item could then call
-        it before the test would have."""
+        is asked for. None ahead before the test has asked for ``_AHEAD_AFTER`` items in a row with nothing else
+        between (a test that reads the state an item changed, an instance's counter, asks between items), nor
+        once the judge has lent this process an object: making an item could then call it before the test
+        would have."""
         items = [next(obj)]
-        if self.lent or type(most) is not int:
+        if self.lent or type(most) is not int or self.streak[1] < _AHEAD_AFTER:
             return items
         began = time.perf_counter()
         while len(items) < most and time.perf_counter() - began < _AHEAD_SECONDS:
