@@ -37,6 +37,7 @@ from .sandbox import LIMIT_FIELDS, Limits, SandboxUnavailable, make_sandbox
 from .settings import Mode, Settings
 
 RewardShape = Literal["pass", "tr"]
+NOT_JUDGED = "NotJudged"  # a problem the run's mode cannot judge (``executor.NotJudgedApart``): now or later
 
 
 class UnknownProblem(KeyError):
@@ -82,8 +83,14 @@ class Verdict:
     @property
     def error_type(self) -> str | None:
         if self.result is None:
-            return ENGINE_ERROR
+            return NOT_JUDGED if (self.engine_error or "").startswith(f"{NOT_JUDGED}:") else ENGINE_ERROR
         return None if self.result.error_type is None else str(self.result.error_type)
+
+    @property
+    def lasting(self) -> bool:
+        """Whether asking again cannot make it count: a known failure, or a problem the mode cannot judge (the
+        host's failure may pass)."""
+        return self.result is not None and self.result.known_failure is not None or self.error_type == NOT_JUDGED
 
     def reward(self, shape: RewardShape = "pass", unjudged: float | None = None) -> float | None:
         """``pass``: 1 or 0; ``tr``: the share of tests passed. A verdict that does not count is ``unjudged``
@@ -329,7 +336,7 @@ class Judge:
         except SampleSetupError as exc:
             return Verdict(problem.id, None, exc.describe()).to_dict()
         except NotJudgedApart as exc:
-            return Verdict(problem.id, None, str(exc)).to_dict()
+            return Verdict(problem.id, None, f"{NOT_JUDGED}: {exc}").to_dict()
         except EnvironmentBuildError as exc:
             return Verdict(problem.id, None, f"{ENGINE_ERROR}: the project's environment could not be built: {exc}"
                            ).to_dict()

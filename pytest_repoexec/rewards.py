@@ -25,7 +25,11 @@ PROBLEM_COLUMN = "problem_id"  # the dataset column that names each row's proble
 
 class NoReward(RuntimeError):
     """A completion the host could not judge, where the trainer takes only numbers and no ``unjudged`` value
-    was stated."""
+    was stated; ``lasting``: nor will it if asked again (``Verdict.lasting``)."""
+
+    def __init__(self, message: str, lasting: bool = False) -> None:
+        super().__init__(message)
+        self.lasting = lasting
 
 
 def completion_text(completion: Any) -> str:
@@ -163,11 +167,12 @@ def openrlhf_samples(body: dict[str, Any]) -> list[tuple[str, str]]:
 def openrlhf_answer(verdicts: Sequence[Verdict], shape: RewardShape, unjudged: float | None) -> dict[str, Any]:
     """OpenRLHF's remote reward answer; NoReward where a verdict does not count and no ``unjudged`` value was
     stated (the service then answers 503: OpenRLHF retries the request, and what was judged is read back from
-    the result store)."""
+    the result store; or 422 where no retry can help: ``NoReward.lasting``)."""
     rewards = [verdict.reward(shape, unjudged) for verdict in verdicts]
     missing = [verdict for verdict, reward in zip(verdicts, rewards) if reward is None]
     if missing:
-        raise NoReward(f"{missing[0].problem}: {missing[0].engine_error or 'not judged'}")
+        raise NoReward(f"{missing[0].problem}: {missing[0].engine_error or 'not judged'}",
+                       lasting=all(verdict.lasting for verdict in missing))
     return {"rewards": rewards, "scores": rewards,
             "extra_logs": {"pass": [float(bool(verdict.passed)) for verdict in verdicts],
                            "counts": [float(verdict.counts) for verdict in verdicts]}}

@@ -110,7 +110,8 @@ class Service:
 
     async def get_reward(self, request: web.Request) -> web.Response:
         """OpenRLHF's ``--remote_rm_url``: ``{"query", "prompts", "labels"}`` -> ``{"rewards", "scores",
-        "extra_logs"}``. A verdict that does not count (the host's failure) answers 503, which OpenRLHF retries."""
+        "extra_logs"}``. A verdict that does not count answers 503 where it is the host's failure, which OpenRLHF
+        retries, and 422 naming ``labels`` where no retry can help (a known failure, a problem not judged)."""
         body = await _json_body(request)
         for field in ("query", "prompts", "labels"):
             if not isinstance(body.get(field), list) or not all(isinstance(value, str) for value in body[field]):
@@ -125,6 +126,9 @@ class Service:
             return web.json_response(openrlhf_answer([Verdict.from_dict(v) for v in verdicts], self.shape,
                                                      self.unjudged))
         except NoReward as exc:
+            if exc.lasting:  # a retry would get the same: the trainer must leave the problem out or state a value
+                raise BadRequest("labels", f"not judged, nor will it be: {exc} (or start the service with "
+                                 "--unjudged R)", 422) from None
             raise _retry_later(503, f"not judged (the host's failure): {exc}") from None
 
     def _checked(self, samples: Any) -> list[tuple[str, str]]:

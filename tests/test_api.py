@@ -6,11 +6,13 @@ import asyncio
 import pytest
 
 from conftest import SHIPPED, write_replay
+from one_problem import KEPT_STATE, KEPT_STATE_TESTS, write_one_problem
 from pytest_repoexec import cgroups
 from pytest_repoexec.api import ProblemSet, UnknownProblem, open_problems
 from pytest_repoexec.cgroups import ENGINE_ERROR
 from pytest_repoexec.mutation import mutants, pass_body
 from pytest_repoexec.problem import find_manifests, load_problem
+from pytest_repoexec.rewards import NoReward, openrlhf_answer
 
 PROBLEMS = [load_problem(manifest) for manifest in find_manifests([SHIPPED])]
 COMPARED = ("passed", "tests_passed", "tests_total", "error_type", "failed_test", "tr_measured", "decoy", "judge")
@@ -107,3 +109,21 @@ def test_options_that_are_not_allowed_are_named(repoexec_cache):
         ProblemSet([SHIPPED], cache=repoexec_cache, limits={"nothing": 1})
     with pytest.raises(ValueError, match="paths: no problem.toml under"):
         ProblemSet([SHIPPED / "textkit" / "project.toml"], cache=repoexec_cache)
+
+
+def test_a_problem_that_cannot_be_judged_apart_is_no_reward_now_or_later(repoexec_cache, tmp_path):
+    """Under the default mode a problem the judge cannot split gets no verdict (issue 40): no reward, labelled
+    apart from the host's failures, and lasting, so that a service answers it 422 rather than 503 (no retry
+    helps); the mode that allows it judges it beside its candidate."""
+    project = write_one_problem(tmp_path, KEPT_STATE, "remember", KEPT_STATE_TESTS)
+    reference = load_problem(project / "remember" / "problem.toml").reference
+    with open_problems(project, cache=repoexec_cache, workers=1) as problems:
+        verdict = problems.score("keeper/remember", reference)
+    assert (verdict.result, verdict.counts, verdict.error_type, verdict.lasting) == (None, False, "NotJudged", True)
+    assert "cannot be judged apart" in verdict.engine_error and verdict.reward("pass") is None
+    with pytest.raises(NoReward, match="cannot be judged apart") as raised:
+        openrlhf_answer([verdict], "pass", None)
+    assert raised.value.lasting
+    with open_problems(project, cache=repoexec_cache, workers=1, judge="apart-or-in-process") as problems:
+        verdict = problems.score("keeper/remember", reference)
+    assert verdict.passed and verdict.result.judge.startswith("in-process: ") and not verdict.lasting

@@ -18,6 +18,7 @@ import pytest
 
 from conftest import SHIPPED, write_replay
 from honest_idioms import IDIOMS, honest, reshaped
+from one_problem import KEPT_STATE, KEPT_STATE_TESTS, write_one_problem
 from pytest_repoexec.problem import load_problem
 
 RUNTIME = Path(__file__).resolve().parents[1] / "pytest_repoexec" / "runtime"
@@ -1320,45 +1321,13 @@ def test_a_program_that_never_ends_fails_apart_as_beside_its_tests(run_repoexec,
                         ("in-process", "warm"): ("in-process", False, "Timeout")}
 
 
-KEPT_STATE = '''\
-SEEN = []
-
-
-def remember(value):
-    """Keep ``value`` in the module's SEEN."""
-    SEEN.append(value)
-'''
-
-
-def write_one_problem(root: Path, module: str, entry_point: str, tests: str) -> Path:
-    """Project ``keeper``, whose ``keeper/state.py`` is ``module``, and its problem ``keeper/<entry_point>``: that
-    function (with its decorators) as the reference, ``tests`` as its one test module."""
-    package = root / "keeper" / "repo" / "keeper"
-    package.mkdir(parents=True)
-    (package / "__init__.py").write_text("")
-    (package / "state.py").write_text(module)
-    (root / "keeper" / "project.toml").write_text('[source]\npath = "repo"\n')
-    problem = root / "keeper" / entry_point
-    problem.mkdir()
-    (problem / f"test_{entry_point}.py").write_text(tests)
-    reference = next(part for part in module.split("\n\n\n") if f"def {entry_point}(" in part)
-    (problem / "problem.toml").write_text(
-        f'module = "keeper.state"\nentry_point = "{entry_point}"\ntest_count = {tests.count("def test_")}\n'
-        f"number = 1\nreference = '''\n{reference}\n'''\n\n[prompt.context]\nfull = '''\nimport functools\n'''\n")
-    return root / "keeper"
-
-
 @pytest.mark.timeout(300)
 def test_a_problem_that_cannot_be_judged_apart_is_judged_beside_its_candidate_only_when_the_run_says_so(
         run_repoexec, pytester):
     """The engine never picks the weaker guarantee on its own (issue 40): by default such a problem's samples
     get no verdict, left out of the metrics with why and the option that allows it; the option judges them beside
     the candidate, saying so; and the gate turns the problem away."""
-    # its tests read what the function left in its module: judged apart, the judge's module is not the one the
-    # candidate's process changed, so its reference fails there and passes beside its candidate
-    project = write_one_problem(pytester.path, KEPT_STATE, "remember",
-                                "from . import state\n\n\ndef test_remember():\n    state.remember(3)\n"
-                                "    assert state.SEEN == [3]\n")
+    project = write_one_problem(pytester.path, KEPT_STATE, "remember", KEPT_STATE_TESTS)
     result, report = run_repoexec(str(project), "--repoexec-fresh", subprocess=True)
     assert report is not None, "\n".join(result.outlines[-30:])
     assert report["samples"] == [] and result.ret == pytest.ExitCode.TESTS_FAILED
