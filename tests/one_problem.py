@@ -13,7 +13,8 @@ def remember(value):
     """Keep ``value`` in the module's SEEN."""
     SEEN.append(value)
 '''
-KEPT_STATE_TESTS = "from . import state\n\n\ndef test_remember():\n    state.remember(3)\n    assert state.SEEN == [3]\n"
+KEPT_STATE_TESTS = ("from . import state\n\n\ndef test_remember():\n    state.remember(3)\n"
+                    "    assert state.SEEN == [3]\n")
 
 
 def write_one_problem(root: Path, module: str, entry_point: str, tests: str) -> Path:

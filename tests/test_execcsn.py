@@ -257,6 +257,6 @@ def test_references_pass_apart_and_wrong_bodies_pass_only_where_the_gate_says_th
     result, default = run_repoexec(*_run_paths(out), f"--repoexec-model=replay:{replay}", "-n", "2", subprocess=True)
     assert {(s["problem"], s["sample"], s["passed"]) for s in default["samples"]} == {
         (s["problem"], s["sample"], s["passed"]) for s in report["samples"] if s["judge"] == "apart"}
-    not_judged = {entry["item"].split("/")[1] for entry in default["not_run"]}
+    not_judged = {entry["item"].partition("/problem.toml")[0].rpartition("/")[2] for entry in default["not_run"]}
     assert not_judged == in_process and len(default["not_run"]) == 3 * len(in_process), default["not_run"]
     assert all(" is not judged: it cannot be judged apart" in entry["reason"] for entry in default["not_run"])

@@ -226,6 +226,10 @@ def test_pytests_state_gets_the_benchmarks_names_where_binding_alone_misses_them
     assert '"<FDCAPTURe 1 oldfd={} _state=' in test_capture  # a repr's string takes the renamed class's name
     assert "version = '7.3.0.dev0'" in (src / "_version.py").read_text()
 
+# these tests are of the import: its references pass and its emptied classes fail wherever they are judged, and
+# several cannot be judged apart (pytest's own classes; litestar's Headers unconfined; pvlib's Array)
+FALLBACK = "--repoexec-judge=apart-or-in-process"
+
 
 @needs_data
 def test_pytests_own_suite_runs_under_its_own_pytest_in_the_sandbox(tmp_path: Path, run_repoexec,
@@ -235,7 +239,7 @@ def test_pytests_own_suite_runs_under_its_own_pytest_in_the_sandbox(tmp_path: Pa
     reference passes and the emptied class fails."""
     import_benchmark(SHARED, tmp_path, {"pytest-7421f3bb94df"})
     problem = tmp_path / "pytest-7421f3bb94df" / "FDCAPTURe"
-    result, report = run_repoexec(str(problem), subprocess=True)
+    result, report = run_repoexec(str(problem), FALLBACK, subprocess=True)
     assert report is not None and [(s["passed"], s["tests_passed"]) for s in report["samples"]] == [(True, 6)], \
         result.stdout.str()[-3000:]
     result.stdout.fnmatch_lines(["*OwnRunnerWarning: project pytest-7421f3bb94df runs its samples under its own pytest*"
@@ -243,7 +247,7 @@ def test_pytests_own_suite_runs_under_its_own_pytest_in_the_sandbox(tmp_path: Pa
                                  "*WarmStartWarning: *this project runs its own pytest*"])
     reference = tomllib.loads((problem / "problem.toml").read_text())["reference"]
     replay = write_replay(pytester.path / "emptied.jsonl", {"pytest-7421f3bb94df/FDCAPTURe": [emptied(reference)]})
-    result, report = run_repoexec(str(problem), f"--repoexec-model=replay:{replay}", subprocess=True)
+    result, report = run_repoexec(str(problem), FALLBACK, f"--repoexec-model=replay:{replay}", subprocess=True)
     assert report is not None and [s["passed"] for s in report["samples"]] == [False], result.stdout.str()[-3000:]
     assert report["samples"][0]["error_type"] != "Tampered"  # the runner's own code is not judged as a cheat
 
@@ -269,11 +273,12 @@ def test_litestars_reference_passes_and_its_emptied_class_fails(imported: tuple[
     the plugins' pins): our own reference and emptied class, so unconfined."""
     out, _ = imported
     problem = out / "litestar-1fb981da4b61" / "Headers"
-    result, report = run_repoexec(str(problem), "--repoexec-sandbox=none", subprocess=True)
+    result, report = run_repoexec(str(problem), FALLBACK, "--repoexec-sandbox=none", subprocess=True)
     assert report is not None and [s["passed"] for s in report["samples"]] == [True], result.stdout.str()[-3000:]
     reference = tomllib.loads((problem / "problem.toml").read_text())["reference"]
     replay = write_replay(pytester.path / "emptied.jsonl", {"litestar-1fb981da4b61/Headers": [emptied(reference)]})
-    result, report = run_repoexec(str(problem), "--repoexec-sandbox=none", f"--repoexec-model=replay:{replay}",
+    result, report = run_repoexec(str(problem), FALLBACK, "--repoexec-sandbox=none",
+                                  f"--repoexec-model=replay:{replay}",
                                   subprocess=True)
     assert report is not None and [s["passed"] for s in report["samples"]] == [False], result.stdout.str()[-3000:]
 
@@ -299,7 +304,8 @@ def test_the_agent_runs_an_imported_task_end_to_end(imported: tuple[Path, dict],
     server = LoopbackServer(lambda body: answers.pop(0))
     monkeypatch.setenv("OPENAI_API_KEY", "test-key")
     try:
-        result, report = run_repoexec(str(problem), "--repoexec-sandbox=none", "--repoexec-model=agent:openai:test-model",
+        result, report = run_repoexec(str(problem), FALLBACK, "--repoexec-sandbox=none",
+                                      "--repoexec-model=agent:openai:test-model",
                                       f"--repoexec-base-url={server.url}", "--repoexec-n=1",
                                       "--repoexec-description=sketchy", subprocess=True)
     finally:
@@ -346,12 +352,13 @@ def test_a_task_without_a_tree_comes_from_the_pypi_release_whose_class_equals_th
     tests = (project / "repo" / "pvlib" / "tests" / "test_pvsystem.py").read_text()
     assert "mount: fIxEdMOUNt(surface_tilt=30" in tests and "'pvlib.pvsystem.SCalE_vOLtaGe_cUrrENT_pOWEr'" in tests
     problem = project / "Array"
-    result, report = run_repoexec(str(problem), "--repoexec-sandbox=none", subprocess=True)
+    result, report = run_repoexec(str(problem), FALLBACK, "--repoexec-sandbox=none", subprocess=True)
     assert report is not None and [(s["passed"], s["tests_passed"]) for s in report["samples"]] == [(True, 33)], \
         result.stdout.str()[-3000:]
     reference = tomllib.loads((problem / "problem.toml").read_text())["reference"]
     replay = write_replay(pytester.path / "emptied.jsonl", {f"{PVLIB}/Array": [emptied(reference)]})
-    result, report = run_repoexec(str(problem), "--repoexec-sandbox=none", f"--repoexec-model=replay:{replay}",
+    result, report = run_repoexec(str(problem), FALLBACK, "--repoexec-sandbox=none",
+                                  f"--repoexec-model=replay:{replay}",
                                   subprocess=True)
     assert report is not None and [s["passed"] for s in report["samples"]] == [False], result.stdout.str()[-3000:]
 
