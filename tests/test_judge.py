@@ -106,6 +106,12 @@ def passed_on(iterator):
 def made():
     return len(MADE)
 
+def forge_batches(answer):
+    import sys  # the candidate's process's own server (its __main__ here), which its code can reach and change
+    for name in ("__main__", "repoexec_serve"):
+        if hasattr(sys.modules.get(name), "Server"):
+            sys.modules[name].Server._take = lambda self, hid, obj, most: answer
+
 def queue_of(items):
     import queue
     made = queue.Queue(maxsize=5)
@@ -476,6 +482,16 @@ def test_an_iterated_generator_comes_in_batches_in_order_and_ends_where_it_ended
     assert seen == [0, 1, 2, 3, 4]
     with pytest.raises(StopIteration):
         next(generator)
+
+
+@pytest.mark.parametrize("answer", [42, [], "abc"], ids=["a number", "no items", "a string"])
+def test_a_batch_of_items_forged_by_the_candidates_process_is_refused(channel, answer):
+    """The candidate's process is the candidate's: it may answer an iterated handle's request with anything.
+    Only a list of at least one item is a batch; anything else fails the test's iteration, never yields."""
+    judge, _ = channel
+    call(judge, "forge_batches", answer)
+    with pytest.raises(WireError, match="an iterator's items must come as a list of at least one"):
+        list(call(judge, "count_up", 3))
 
 
 def test_nothing_is_made_ahead_while_the_test_asks_the_candidates_process_between_items(channel):
