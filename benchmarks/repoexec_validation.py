@@ -18,6 +18,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from pytest_repoexec.executor import JUDGE_MODES
+
 
 def run(command: list[str]) -> float:
     started = time.perf_counter()
@@ -60,7 +62,7 @@ def main() -> None:
     parser.add_argument("--projects", default=None)
     parser.add_argument("--workers", default="2")
     parser.add_argument("--cache", type=Path, default=None)
-    parser.add_argument("--judge", choices=("apart", "apart-or-in-process", "in-process"), default="apart-or-in-process",
+    parser.add_argument("--judge", choices=JUDGE_MODES, default="apart-or-in-process",
                         help="--repoexec-judge (default apart-or-in-process: every reference gets a verdict, and those "
                              "judged beside their candidate are the ones the default mode gives none)")
     parser.add_argument("--keep", type=Path, default=None, help="copy the cold run's JSON report here")
