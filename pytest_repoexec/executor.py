@@ -259,7 +259,7 @@ class SubprocessExecutor:
                 candidate = self._candidate_launch(env, problem, focal, module_source, Path(scratch) / "candidate",
                                                    options)
                 roots = [f"--repoexec-project-root={root}" for root in project_roots(env, candidate)]
-                launch = replace(launch, arguments=(*launch.arguments, *roots))
+                launch = replace(launch, arguments=(*launch.arguments, *roots, *_judge_only(files, problem, focal)))
                 started = time.monotonic()
                 watched = self._execute_split(env, problem, launch, candidate, token)
         try:
@@ -696,6 +696,17 @@ def project_roots(env: ProjectEnv, launch: Launch) -> list[str]:
     source its links lead to): their classes may cross between the judge and the candidate."""
     return list(dict.fromkeys(str(path) for path in (launch.view.tree_at, launch.root, *launch.view.aliases,
                                                      env.source_root)))
+
+
+def _judge_only(files: dict[Path, bytes], problem: Problem, focal: Path) -> tuple[str, ...]:
+    """pytest's arguments for a judge, which holds no code of the candidate's: output captured at Python's level
+    (no descriptor swapped three times a test: the candidate's own output is its process's), and, for a test
+    module of the problem's own that asks for no ``caplog``, no logging plugin (a handler set up and torn down
+    three times a test). Neither changes what a fixture gives: ``capsys`` and ``capfd`` capture as before."""
+    arguments = ["--capture=sys"]
+    if problem.tests is not None and b"caplog" not in files[focal.parent / problem.tests.name]:
+        arguments += ["-p", "no:logging"]
+    return tuple(arguments)
 
 
 @functools.cache

@@ -1418,3 +1418,52 @@ def test_a_single_dispatch_function_is_judged_apart_its_overloads_called_where_t
         (sample,) = report["samples"]
         outcomes.append((sample["passed"], sample["judge"], sample["tests_passed"]))
     assert outcomes == [(True, "apart", 3), (False, "apart", 0)]
+
+
+DOUBLED = '''\
+def doubled(value):
+    """Twice ``value``."""
+    return value * 2
+'''
+DOUBLED_TESTS = '''\
+import logging
+import os
+
+from .state import doubled
+
+
+def test_printed(capsys):
+    print(doubled(2))
+    assert capsys.readouterr().out == "4\\n"
+
+
+def test_written_to_its_descriptor(capfd):
+    os.write(1, str(doubled(3)).encode())
+    assert capfd.readouterr().out == "6"
+
+
+def test_logged(caplog):
+    with caplog.at_level(logging.INFO):
+        logging.getLogger("keeper").info("got %s", doubled(4))
+    assert caplog.messages == ["got 8"]
+'''
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("executor", ["warm", "process"])
+def test_a_judge_capturing_at_pythons_level_still_gives_the_tests_their_capture_fixtures(
+        run_repoexec, pytester, executor):
+    """A judge captures output at Python's level and, for a test module that asks for no ``caplog``, runs without
+    the logging plugin: tests that read their own output (``capsys``, ``capfd``) and logs (``caplog``) pass
+    apart with the reference, and fail with a wrong candidate."""
+    project = write_one_problem(pytester.path, DOUBLED, "doubled", DOUBLED_TESTS)
+    wrong = DOUBLED.replace("value * 2", "value * 3")
+    replay = write_replay(pytester.path / "wrong.jsonl", {"keeper/doubled": [wrong]})
+    outcomes = []
+    for model in ("reference", f"replay:{replay}"):
+        result, report = run_repoexec(str(project), "--repoexec-fresh", f"--repoexec-model={model}",
+                                      f"--repoexec-executor={executor}", subprocess=True)
+        assert report is not None, "\n".join(result.outlines[-30:])
+        (sample,) = report["samples"]
+        outcomes.append((sample["passed"], sample["judge"], sample["tests_passed"]))
+    assert outcomes == [(True, "apart", 3), (False, "apart", 0)]
