@@ -487,11 +487,14 @@ def _parse_each_source_once():
         if known is None or known[0] is not node:
             lines = [min([statement.lineno, *(d.lineno for d in getattr(statement, "decorator_list", ()))]) - 1
                      for statement in node.body]
-            known = firsts[id(node)] = (node, lines)
+            known = firsts[id(node)] = (node, lines, {})
         index = bisect.bisect_right(known[1], lineno) - 1
         if index < 0:
             return startend(lineno, node)
-        return startend(lineno, ast.Module(body=node.body[index:index + 2], type_ignores=[]))
+        part = known[2].get(index)  # kept: pytest 9.2 and later keep a node's walk on the node
+        if part is None:
+            part = known[2][index] = ast.Module(body=node.body[index:index + 2], type_ignores=[])
+        return startend(lineno, part)
 
     code.getstatementrange_ast = getstatementrange_ast
     source_module.get_statement_startend2 = get_statement_startend2

@@ -31,6 +31,7 @@ _SCALARS = (bool, int, float, complex, str, bytes, type(None))
 _NEVER_REFERRED = frozenset({bool, int, float, complex, type(None), list, dict, set})
 _CONSTANT_KINDS = frozenset({str, bytes, tuple, frozenset})  # a value, unless it is one of the module's constants
 _OWN_VARIABLES = ("REPOEXEC", "PYTEST", "PYTHON")  # the runtime's, pytest's and the interpreter's: never sent
+_CURRENT_TEST = os.environ.encodekey("PYTEST_CURRENT_TEST") if hasattr(os.environ, "encodekey") else None
 _CHANNEL = None
 
 
@@ -462,7 +463,8 @@ class Channel:
         self.sent = {}  # (call, key) -> an argument the judge sent (``identities``): itself where an answer holds it
         self.made = {}  # call -> its arguments, where it answered a handle (a coroutine awaited later changes them)
         self.abandoned = None  # a call whose answer a timeout left behind
-        self.constants = {}  # id -> (module, name): the target module's own constants, sent by their names
+        self.constants = {}  # id -> (module, name, value): the target module's own constants, sent by their names
+        self.constants_of = {}  # the same, by module: as each module held them at its first call
         self.package = ""  # the top-level package of the module called last (its marks: ``marks_of_project``)
         self.in_reference = 0
         self.broken = None  # why no more calls can be made
@@ -532,7 +534,10 @@ class Channel:
         number = self.ids
         arguments = [*args, *kwargs.values()]
         self.sent.update(((number, key), value) for key, value in identities(arguments))
-        self.constants = _constants(target[1])
+        module = target[1] if isinstance(target[1], str) else None
+        if module not in self.constants_of:
+            self.constants_of[module] = _constants(module)
+        self.constants = self.constants_of[module]
         try:
             payload = self._dumps(("call", number, target, tuple(args), dict(kwargs), self.limit, self._context()))
         except (pickle.PicklingError, TypeError, AttributeError, RuntimeError) as exc:
@@ -562,9 +567,12 @@ class Channel:
         variable removed: None), and its working directory where that changed: the candidate's process applies
         them before the call. The runtime's and pytest's own variables stay the judge's."""
         raw = getattr(os.environ, "_data", None)  # the bytes os.environ keeps: compared in C, decoded on change
+        if raw is not None:  # less the one variable pytest changes at every phase of every test, never sent
+            raw = dict(raw)
+            raw.pop(_CURRENT_TEST, None)
         changes = {}
         if raw is None or raw != self.raw:
-            self.raw = dict(raw) if raw is not None else None
+            self.raw = raw
             environ = {name: value for name, value in os.environ.items() if not name.startswith(_OWN_VARIABLES)}
             changes = {name: value for name, value in environ.items() if self.environ.get(name) != value}
             changes.update({name: None for name in self.environ if name not in environ})
@@ -737,7 +745,7 @@ class Channel:
             return ("handle", object.__getattribute__(obj, "_repoexec_hid"))
         if id(obj) in self.constants:
             self.in_reference = 4
-            return ("constant", *self.constants[id(obj)], obj)
+            return ("constant", *self.constants[id(obj)][:2], obj)
         if type(obj) in _CONSTANT_KINDS:  # not one of the module's: a value
             return None
         if isinstance(obj, (types.CodeType, types.FrameType, types.TracebackType)):
@@ -817,9 +825,10 @@ class Channel:
 def _constants(module):
     """The focal module's constants (strings, bytes, tuples) and marker objects (``is_sentinel``) by identity: an
     argument that is one of them is sent by its name, and the candidate's process passes its own module's
-    (``config_file is USER_CONFIG_PATH``, tornado's ``moment``)."""
+    (``config_file is USER_CONFIG_PATH``, tornado's ``moment``), which is the one its import made. Taken at the
+    module's first call, each value held, so that no id here can stand for another object later."""
     owner = sys.modules.get(module) if isinstance(module, str) else None
-    return {id(value): (module, name) for name, value in vars(owner).items()
+    return {id(value): (module, name, value) for name, value in vars(owner).items()
             if (type(value) in (str, bytes, tuple, frozenset) or is_sentinel(value)) and not name.startswith("__")} \
         if owner else {}
 
