@@ -198,10 +198,10 @@ class SubprocessExecutor:
         plan = split_plan(problem, original)
         if plan.stub_module is None:
             return None, plan.in_process or ""
-        key = hashlib.sha256(repr((_judge_code(), str(env.python), problem.module, problem.entry_point,
-                                   problem.kind, problem.tests.read_bytes() if problem.tests else problem.suite,
-                                   original, type(self.sandbox).__name__,
-                                   problem.quarantine)).encode()).hexdigest()
+        tests = problem.tests.read_bytes() if problem.tests else None
+        key = hashlib.sha256(repr((_judge_code(), _judge_only(problem, tests), str(env.python), problem.module,
+                                   problem.entry_point, problem.kind, tests or problem.suite, original,
+                                   type(self.sandbox).__name__, problem.quarantine)).encode()).hexdigest()
         if key in self._apart:
             return self._apart[key]
         path = env.compiled.parent / "judge" / f"{key}.json"
@@ -230,11 +230,13 @@ class SubprocessExecutor:
         split (the tests beside ``stub``, the candidate in a process of its own); ``once``: the only one of its
         kind for the problem."""
         files = {focal: (stub or module_source).encode("utf-8")}
+        tests = None
         if problem.tests is not None:  # the problem's own module, beside the focal module, with a config of its own
             test_path = focal.parent / problem.tests.name
             if (env.source_root / test_path).exists():
                 raise ProblemLayoutError(f"{test_path} already exists in project {problem.project.name}'s source")
-            files[test_path] = options.tests_source.encode("utf-8") if options.tests_source else problem.tests.read_bytes()
+            tests = files[test_path] = options.tests_source.encode("utf-8") if options.tests_source \
+                else problem.tests.read_bytes()
             if isinstance(self.sandbox, Bubblewrap):  # at a path that every sample shares: compiled once
                 try:
                     pyc = rewritten_pyc(files[test_path], str(seen_root(env) / test_path), env.compiled)
@@ -259,7 +261,7 @@ class SubprocessExecutor:
                 candidate = self._candidate_launch(env, problem, focal, module_source, Path(scratch) / "candidate",
                                                    options)
                 roots = [f"--repoexec-project-root={root}" for root in project_roots(env, candidate)]
-                launch = replace(launch, arguments=(*launch.arguments, *roots, *_judge_only(files, problem, focal)))
+                launch = replace(launch, arguments=(*launch.arguments, *roots, *_judge_only(problem, tests)))
                 started = time.monotonic()
                 watched = self._execute_split(env, problem, launch, candidate, token)
         try:
@@ -698,15 +700,15 @@ def project_roots(env: ProjectEnv, launch: Launch) -> list[str]:
                                                      env.source_root)))
 
 
-def _judge_only(files: dict[Path, bytes], problem: Problem, focal: Path) -> tuple[str, ...]:
-    """pytest's arguments for a judge, which holds no code of the candidate's: output captured at Python's level
-    (no descriptor swapped three times a test: the candidate's own output is its process's), and, for a test
-    module of the problem's own that asks for no ``caplog``, no logging plugin (a handler set up and torn down
-    three times a test). Neither changes what a fixture gives: ``capsys`` and ``capfd`` capture as before."""
-    arguments = ["--capture=sys"]
-    if problem.tests is not None and b"caplog" not in files[focal.parent / problem.tests.name]:
-        arguments += ["-p", "no:logging"]
-    return tuple(arguments)
+def _judge_only(problem: Problem, tests: bytes | None) -> tuple[str, ...]:
+    """pytest's arguments for a judge, which holds no code of the candidate's: for a test module of the problem's
+    own that asks for no ``caplog``, no logging plugin (a handler set up and torn down at every phase of every
+    test). Output is still captured at the descriptors, not at Python's level alone: code that asks
+    ``sys.stdout`` for its descriptor (httpie's, as its tests run) fails under pytest's Python-level capture.
+    Part of the key of the judge's decision on the problem, as its code is."""
+    if problem.tests is not None and tests is not None and b"caplog" not in tests:
+        return ("-p", "no:logging")
+    return ()
 
 
 @functools.cache

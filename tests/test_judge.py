@@ -1425,9 +1425,9 @@ def doubled(value):
     """Twice ``value``."""
     return value * 2
 '''
-DOUBLED_TESTS = '''\
-import logging
+CAPTURED_TESTS = '''\
 import os
+import sys
 
 from .state import doubled
 
@@ -1442,6 +1442,15 @@ def test_written_to_its_descriptor(capfd):
     assert capfd.readouterr().out == "6"
 
 
+def test_output_has_a_descriptor():  # as httpie's code, run by its tests, asks
+    assert sys.stdout.fileno() >= 0 and doubled(0) == 0
+'''
+LOGGED_TESTS = '''\
+import logging
+
+from .state import doubled
+
+
 def test_logged(caplog):
     with caplog.at_level(logging.INFO):
         logging.getLogger("keeper").info("got %s", doubled(4))
@@ -1451,19 +1460,21 @@ def test_logged(caplog):
 
 @pytest.mark.timeout(300)
 @pytest.mark.parametrize("executor", ["warm", "process"])
-def test_a_judge_capturing_at_pythons_level_still_gives_the_tests_their_capture_fixtures(
+def test_a_judge_without_the_logging_plugin_still_gives_the_tests_their_capture_fixtures(
         run_repoexec, pytester, executor):
-    """A judge captures output at Python's level and, for a test module that asks for no ``caplog``, runs without
-    the logging plugin: tests that read their own output (``capsys``, ``capfd``) and logs (``caplog``) pass
-    apart with the reference, and fail with a wrong candidate."""
-    project = write_one_problem(pytester.path, DOUBLED, "doubled", DOUBLED_TESTS)
+    """A judge runs without the logging plugin where its test module asks for no ``caplog`` (the first module
+    here), with it where it does (the second): tests that read their own output (``capsys``, ``capfd``) and logs
+    (``caplog``) pass apart with the reference, and fail with a wrong candidate. A test asks ``sys.stdout`` for
+    its descriptor, which pytest's capture at Python's level alone would refuse (httpie's code does)."""
     wrong = DOUBLED.replace("value * 2", "value * 3")
-    replay = write_replay(pytester.path / "wrong.jsonl", {"keeper/doubled": [wrong]})
     outcomes = []
-    for model in ("reference", f"replay:{replay}"):
-        result, report = run_repoexec(str(project), "--repoexec-fresh", f"--repoexec-model={model}",
-                                      f"--repoexec-executor={executor}", subprocess=True)
-        assert report is not None, "\n".join(result.outlines[-30:])
-        (sample,) = report["samples"]
-        outcomes.append((sample["passed"], sample["judge"], sample["tests_passed"]))
-    assert outcomes == [(True, "apart", 3), (False, "apart", 0)]
+    for name, tests in (("captured", CAPTURED_TESTS), ("logged", LOGGED_TESTS)):
+        project = write_one_problem(pytester.path / name, DOUBLED, "doubled", tests)
+        replay = write_replay(pytester.path / name / "wrong.jsonl", {"keeper/doubled": [wrong]})
+        for model in ("reference", f"replay:{replay}"):
+            result, report = run_repoexec(str(project), "--repoexec-fresh", f"--repoexec-model={model}",
+                                          f"--repoexec-executor={executor}", subprocess=True)
+            assert report is not None, "\n".join(result.outlines[-30:])
+            (sample,) = report["samples"]
+            outcomes.append((sample["passed"], sample["judge"], sample["tests_passed"]))
+    assert outcomes == [(True, "apart", 3), (False, "apart", 1), (True, "apart", 1), (False, "apart", 0)]
