@@ -76,3 +76,19 @@ def test_a_plain_test_modules_tests_stay_on_one_worker(run_repoexec, pytester):
     result.assert_outcomes(passed=7)
     workers = set(re.findall(r"\[(gw\d+)\][^\n]*? PASSED \S*test_slow\.py::test_slow", result.stdout.str()))
     assert len(workers) == 1, result.stdout.str()
+
+
+def test_a_worker_takes_the_problems_of_the_project_it_keeps_warm_first(run_repoexec, pytester, repoexec_cache):
+    """Costliest first alone would alternate between the two projects here, each problem starting its project's
+    warm process again (one kept, ``--repoexec-warm-processes=1``); a worker takes the costliest problem of the
+    project it keeps first, then the costliest of the rest."""
+    projects = [write_mini_project(pytester.path, name) for name in ("keepa", "keepb")]
+    ProblemTimes(repoexec_cache / "results").record({  # recorded as if by an earlier run
+        "keepa/swap": {"sample": 4.0, "start": 0.1}, "keepb/swap": {"sample": 3.0, "start": 0.1},
+        "keepa/scaled": {"sample": 2.0, "start": 0.1}, "keepb/scaled": {"sample": 1.0, "start": 0.1},
+    })
+    result, _ = run_repoexec(*map(str, projects), "--repoexec-model=reference", "-n", "1",
+                             "--repoexec-warm-processes=1", *QUICK, subprocess=True)
+    result.assert_outcomes(passed=4)
+    order = re.findall(r" PASSED \S*?(keep[ab]/\w+)/problem\.toml::", result.stdout.str())
+    assert order == ["keepa/swap", "keepa/scaled", "keepb/swap", "keepb/scaled"], order
