@@ -7,7 +7,7 @@ samples times what one of its samples took when it was last run (``store.Problem
 problems are handed out first, so that the last ones to start are short (longest processing time first), except
 that a worker takes the costliest problem of a project whose warm process it still keeps before one of another
 project (a warm process per project and worker, the least recently used out: costliest first across projects
-started one again for most problems, 273 times in a run of RepoExec's 388, a sixth of its CPU). Where
+started one again for most problems: 273 times in a run of RepoExec's 388, 15% of its CPU). Where
 the estimates are wrong, or missing (a first run), a worker that runs out of problems while another still has
 samples queued takes the later half of them (xdist's ``steal`` command, as its ``worksteal`` scheduler uses it):
 that problem's zygotes are then made on two workers, which costs less than a worker waiting.
