@@ -199,7 +199,7 @@ class SubprocessExecutor:
         if plan.stub_module is None:
             return None, plan.in_process or ""
         tests = problem.tests.read_bytes() if problem.tests else None
-        key = hashlib.sha256(repr((_judge_code(), _judge_only(problem, tests), str(env.python), problem.module,
+        key = hashlib.sha256(repr((_judge_code(), _judge_only(tests), str(env.python), problem.module,
                                    problem.entry_point, problem.kind, tests or problem.suite, original,
                                    type(self.sandbox).__name__, problem.quarantine)).encode()).hexdigest()
         if key in self._apart:
@@ -261,7 +261,7 @@ class SubprocessExecutor:
                 candidate = self._candidate_launch(env, problem, focal, module_source, Path(scratch) / "candidate",
                                                    options)
                 roots = [f"--repoexec-project-root={root}" for root in project_roots(env, candidate)]
-                launch = replace(launch, arguments=(*launch.arguments, *roots, *_judge_only(problem, tests)))
+                launch = replace(launch, arguments=(*launch.arguments, *roots, *_judge_only(tests)))
                 started = time.monotonic()
                 watched = self._execute_split(env, problem, launch, candidate, token)
         try:
@@ -700,13 +700,13 @@ def project_roots(env: ProjectEnv, launch: Launch) -> list[str]:
                                                      env.source_root)))
 
 
-def _judge_only(problem: Problem, tests: bytes | None) -> tuple[str, ...]:
+def _judge_only(tests: bytes | None) -> tuple[str, ...]:
     """pytest's arguments for a judge, which holds no code of the candidate's: for a test module of the problem's
     own that asks for no ``caplog``, no logging plugin (a handler set up and torn down at every phase of every
     test). Output is still captured at the descriptors, not at Python's level alone: code that asks
     ``sys.stdout`` for its descriptor (httpie's, as its tests run) fails under pytest's Python-level capture.
     Part of the key of the judge's decision on the problem, as its code is."""
-    if problem.tests is not None and tests is not None and b"caplog" not in tests:
+    if tests is not None and b"caplog" not in tests:  # None: the project's own suite, its conftest files' plugins
         return ("-p", "no:logging")
     return ()
 
