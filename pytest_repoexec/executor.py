@@ -701,14 +701,16 @@ def project_roots(env: ProjectEnv, launch: Launch) -> list[str]:
 
 
 def _judge_only(tests: bytes | None) -> tuple[str, ...]:
-    """pytest's arguments for a judge, which holds no code of the candidate's: for a test module of the problem's
-    own that asks for no ``caplog``, no logging plugin (a handler set up and torn down at every phase of every
-    test). Output is still captured at the descriptors, not at Python's level alone: code that asks
-    ``sys.stdout`` for its descriptor (httpie's, as its tests run) fails under pytest's Python-level capture.
-    Part of the key of the judge's decision on the problem, as its code is."""
-    if tests is not None and b"caplog" not in tests:  # None: the project's own suite, its conftest files' plugins
-        return ("-p", "no:logging")
-    return ()
+    """pytest's arguments for a judge, which holds no code of the candidate's, where the problem has a test
+    module of its own (None: the project's own suite, whose conftest files' plugins may hook any phase of any
+    test): a test with no fixture and no mark runs with the hooks and reports of its call alone
+    (``repoexec_inner._Recorder._run_plain``); and where the module asks for no ``caplog``, no logging plugin (a
+    handler set up and torn down at every phase of every test). Output is still captured at the descriptors, not
+    at Python's level alone: code that asks ``sys.stdout`` for its descriptor (httpie's, as its tests run) fails
+    under pytest's Python-level capture. Part of the key of the judge's decision on the problem, as its code is."""
+    if tests is None:
+        return ()
+    return ("--repoexec-plain-protocol", *(("-p", "no:logging") if b"caplog" not in tests else ()))
 
 
 @functools.cache
@@ -801,7 +803,10 @@ _PHASES = (("started", "start-up"), ("collected", "collection"), ("finished", "t
 def _phases(marks: dict[str, float]) -> dict[str, float]:
     """Seconds in each phase, from when each kind of record came: start-up (the sandbox or the fork, the
     interpreter, pytest), collection (the test module and the project's imports), tests, exit. A phase whose
-    record never came is counted in the next one."""
+    record never came is counted in the next one; but a session that collected and never finished (stopped at
+    its limit, or its process died) was in its tests until it ended, not in its exit."""
+    if "finished" not in marks and "collected" in marks and "exited" in marks:
+        marks = {**marks, "finished": marks["exited"]}
     durations, previous = {}, 0.0
     for mark, name in _PHASES:
         if mark in marks:

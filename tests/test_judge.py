@@ -1478,3 +1478,67 @@ def test_a_judge_without_the_logging_plugin_still_gives_the_tests_their_capture_
             (sample,) = report["samples"]
             outcomes.append((sample["passed"], sample["judge"], sample["tests_passed"]))
     assert outcomes == [(True, "apart", 3), (False, "apart", 1), (True, "apart", 1), (False, "apart", 0)]
+
+
+PLAIN_AND_NOT_TESTS = '''\
+import pytest
+
+from .state import doubled
+
+
+def test_skipped_by_itself():
+    if doubled(1) == 3:
+        pytest.skip("tripled")
+    assert doubled(1) == 2
+
+
+def test_xfailed_by_itself():
+    if doubled(2) == 6:
+        pytest.xfail("tripled")
+    assert doubled(2) == 4
+
+
+def test_plain():
+    assert doubled(2) == 4
+
+
+@pytest.mark.skipif(False, reason="never")
+def test_marked():
+    assert doubled(3) == 6
+
+
+def test_with_a_fixture(tmp_path):
+    (tmp_path / "six").write_text(str(doubled(3)))
+    assert (tmp_path / "six").read_text() == "6"
+
+
+def test_raises_inside():
+    with pytest.raises(TypeError):
+        doubled(None)
+'''
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("executor", ["warm", "process"])
+def test_plain_tests_keep_pytests_outcomes_in_a_judge(run_repoexec, pytester, executor):
+    """A judge runs a test with no fixture and no mark with the hooks and reports of its call alone: a skip or
+    xfail the test raises itself, an exception it expects, and a failing assertion (pytest's explanation in
+    the log) come out as pytest's own runner gives them, beside tests with a fixture or a mark that run the
+    whole protocol. (A skipped test fails its sample, as it always has.)"""
+    project = write_one_problem(pytester.path, DOUBLED, "doubled", PLAIN_AND_NOT_TESTS)
+    tripled = DOUBLED.replace("value * 2", "value * 3")
+    off_at_two = DOUBLED.replace("value * 2", "value * 2 if value != 2 else 5")
+    replay = write_replay(pytester.path / "wrong.jsonl", {"keeper/doubled": [tripled, off_at_two]})
+    seen, logs = [], []
+    for model in ("reference", f"replay:{replay}"):
+        result, report = run_repoexec(str(project), "--repoexec-fresh", f"--repoexec-model={model}",
+                                      f"--repoexec-executor={executor}", subprocess=True)
+        assert report is not None, "\n".join(result.outlines[-30:])
+        for sample in sorted(report["samples"], key=lambda sample: sample["sample"]):
+            seen.append((sample["passed"], sample["judge"], sample["tests_passed"], sample["tests_total"],
+                         sample["failed_test"], sample["error_type"]))
+            logs.append(sample["error_log"] or "")
+    assert seen == [(True, "apart", 6, 6, None, None),
+                    (False, "apart", 1, 6, "test_skipped_by_itself", "Skipped"),
+                    (False, "apart", 4, 6, "test_xfailed_by_itself", "AssertionError")]
+    assert "assert 5 == 4" in logs[2], logs[2]

@@ -49,9 +49,10 @@ def _lines(text: str) -> list[str]:
     return text.splitlines(keepends=True)
 
 
-def _run(stream: str, returncode: int = 0, stopped: ErrorType | None = None):
+def _run(stream: str, returncode: int = 0, stopped: ErrorType | None = None, marks: dict[str, float] | None = None):
     """The engine's reading of a stream that came through the pipe from a process that ended so."""
-    return _read_results(Watched(stream.encode(), "", returncode, stopped), TOKEN, confined=True, duration=1.0)
+    return _read_results(Watched(stream.encode(), "", returncode, stopped, marks or {}), TOKEN, confined=True,
+                         duration=1.0)
 
 
 def test_every_record_round_trips_through_one_json_line():
@@ -126,6 +127,17 @@ def test_the_reader_keeps_what_ran_before_the_process_died():
     killed = _run(stream, returncode=137, stopped=ErrorType.TIMEOUT)
     assert {t.error_type for t in killed.tests[1:]} == {ErrorType.TIMEOUT}
     assert _run(stream, returncode=128 + 24).stopped == ErrorType.CPU_LIMIT  # died of SIGXCPU inside bubblewrap
+
+
+def test_a_sample_stopped_in_its_tests_spent_that_time_in_its_tests_not_its_exit():
+    """The phases of a sample: a session that finished has an exit; one stopped at its limit (no ``Finish``
+    record) was running its tests until then."""
+    stream = _stream(Start(), Collected(1, 0, TOKEN), *_phases("t.py::test_a", "setup"))
+    marks = {"started": 0.25, "collected": 0.5}
+    stopped = _run(stream, returncode=137, stopped=ErrorType.TIMEOUT, marks=marks | {"exited": 120.5})
+    assert stopped.phases == {"start-up": 0.25, "collection": 0.25, "tests": 120.0, "exit": 0.0}
+    finished = _run(stream, marks=marks | {"finished": 2.5, "exited": 2.75})
+    assert finished.phases == {"start-up": 0.25, "collection": 0.25, "tests": 2.0, "exit": 0.25}
 
 
 def test_a_stream_that_does_not_prove_itself_is_tampered_with():

@@ -25,6 +25,11 @@ import repoexec_protocol as protocol
 from repoexec_guard import CandidateWatch, Integrity, apply_limits, deny_system_calls, limit_kind, watch_classes
 from repoexec_protocol import ErrorType
 
+# pytest's runner, whose phases a judge's plain test runs (``_Recorder._run_plain``): as pytest 8 and later have it
+_PLAIN_PROTOCOL = getattr(pytest, "version_tuple", (0,)) >= (8,)
+if _PLAIN_PROTOCOL:
+    from _pytest.runner import CallInfo, _update_current_test_var, check_interactive_exception, get_reraise_exceptions
+
 
 def _give_back_flipped_names():
     """The engine's arguments name ``pytest.PytestAssertRewriteWarning`` (a ``-W`` filter, read before any conftest
@@ -72,6 +77,9 @@ def pytest_addoption(parser):
                      help="the socket to the candidate's process: this process is the judge, and runs no candidate code")
     parser.addoption("--repoexec-project-root", action="append", default=[],
                      help="a folder the project's modules are loaded from (their classes may cross from the candidate)")
+    parser.addoption("--repoexec-plain-protocol", action="store_true",
+                     help="a judge runs a test with no fixture and no mark but its time limit with the hooks and "
+                          "reports of its call alone (no conftest file or plugin here hooks the other phases)")
 
 
 def pytest_pycollect_makeitem(collector, name, obj):
@@ -174,6 +182,22 @@ class _Writer:
 _RANK = {"passed": 0, "skipped": 1, "failed": 2}  # what a test's outcome in a round is, over its phases
 
 
+def _plain(item):
+    """A test function with no fixture and no mark but its time limit (RepoExec's form): its set-up and
+    tear-down are its nodes' alone, with nothing of its own to set up."""
+    return (type(item) is pytest.Function and not item.fixturenames
+            and all(mark.name == "timeout" for mark in item.iter_markers()))
+
+
+class _Passed:
+    """A phase of a plain test that passed, told to the recorder as pytest's report of it would tell it."""
+
+    outcome, skipped, failed = "passed", False, False
+
+    def __init__(self, nodeid, when, duration):
+        self.nodeid, self.when, self.duration = nodeid, when, duration
+
+
 class _Recorder:
     def __init__(self, writer, reruns, focal_module, runner_under_test=False, judge=False):
         self.writer = writer
@@ -197,6 +221,7 @@ class _Recorder:
         self.coverage = None
         self.coverage_running = False
         self.session = None
+        self.plain = frozenset()  # node ids of the tests that ``_run_plain`` runs
 
     def capture(self, site, side, value):
         if self.current is None:
@@ -268,6 +293,50 @@ class _Recorder:
             limit = marker.args[0] if marker and marker.args else item.config.getoption("timeout", 0)
             repoexec_judge._CHANNEL.limit = float(limit or 0)
 
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_protocol(self, item, nextitem):
+        return self._run_plain(item, nextitem) if item.nodeid in self.plain else None
+
+    def _run_plain(self, item, nextitem):
+        """A judge's plain test (``_plain``), its phases as pytest's runner runs them, with fewer hooks: its call
+        through pytest's hooks (the time limit, output capture, skips and xfails raised inside), and every
+        phase that fails reported by pytest as always; a set-up or tear-down that passes (its nodes pushed or
+        popped) is one record without hooks or a report, and a call that passes no record of its own (its time
+        goes to the tear-down's). About a third of pytest's own work a test, where a sample runs hundreds."""
+        ihook, reraise = item.ihook, get_reraise_exceptions(item.config)
+
+        def set_up():
+            self.pytest_runtest_setup(item)
+            _update_current_test_var(item, "setup")
+            item.session._setupstate.setup(item)
+
+        def tear_down():
+            _update_current_test_var(item, "teardown")
+            stopping = item.session.shouldfail or item.session.shouldstop  # as pytest's runner: all torn down
+            item.session._setupstate.teardown_exact(None if stopping else nextitem)
+            _update_current_test_var(item, None)
+            self.pytest_runtest_teardown(item)
+
+        carried, proceed = 0.0, True
+        for when, run in (("setup", set_up), ("call", lambda: ihook.pytest_runtest_call(item=item)),
+                          ("teardown", tear_down)):
+            if when == "call" and not proceed:
+                continue
+            call = CallInfo.from_call(run, when=when, reraise=reraise)
+            if call.excinfo is None:
+                carried += call.duration
+                if when != "call":
+                    self.pytest_runtest_logreport(_Passed(item.nodeid, when, carried))
+                    carried = 0.0
+                continue
+            report = ihook.pytest_runtest_makereport(item=item, call=call)
+            ihook.pytest_runtest_logreport(report=report)
+            if check_interactive_exception(call, report):
+                ihook.pytest_exception_interact(node=item, call=call, report=report)
+            proceed = proceed and report.passed
+        item._request, item.funcargs = False, None  # as pytest's runner leaves a test that ran
+        return True
+
     def stop(self, why):
         """The candidate's process is gone or stuck: no later test can be judged."""
         if self.session is not None:
@@ -314,6 +383,9 @@ class _Recorder:
         for item in items:  # pytest-timeout takes a test's own marker over --timeout
             if item.name in limits:
                 item.add_marker(pytest.mark.timeout(limits[item.name]))
+        if (_PLAIN_PROTOCOL and self.judge and self.reruns <= 1 and config.getoption("--repoexec-plain-protocol")
+                and not config.option.collectonly):
+            self.plain = frozenset(item.nodeid for item in items if _plain(item))
         names = set(config.getoption("--repoexec-deselect"))
         if not names:
             return
