@@ -57,6 +57,9 @@ _SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin"
 JUDGE_MODES = ("apart", "apart-or-in-process", "in-process")
 
 
+TEST_TIMEOUTS = "--repoexec-test-timeouts="  # the inner plugin's option: each test's own limit, as JSON
+
+
 class ProblemLayoutError(Exception):
     """The problem does not fit its project's source (module missing, test file in the way)."""
 
@@ -336,7 +339,7 @@ class SubprocessExecutor:
         if options.first_failure:
             arguments.append("-x")
         if options.test_timeouts:
-            arguments.append(f"--repoexec-test-timeouts={json.dumps(dict(options.test_timeouts))}")
+            arguments.append(f"{TEST_TIMEOUTS}{json.dumps(dict(options.test_timeouts))}")
         binds = [python_home(env.python), env.python.parent.parent, *([env.runtime] if env.runtime else []),
                  env.source_root]
         view = View(

@@ -41,8 +41,8 @@ from typing import Any
 
 from .environment import ProjectEnv
 from .cgroups import OwnNamespace, ProcessCgroup, SampleSetupError
-from .executor import (Launch, ProblemLayoutError, SubprocessExecutor, Pipes, SplitPipes, SplitSample, Watched, held,
-                       module_file, seen_root, tests_package_root, watch)
+from .executor import (TEST_TIMEOUTS, Launch, ProblemLayoutError, SubprocessExecutor, Pipes, SplitPipes, SplitSample,
+                       Watched, held, module_file, seen_root, tests_package_root, watch)
 from .problem import Problem
 from .runtime import repoexec_warm as zygote
 from .sandbox import (
@@ -163,8 +163,10 @@ class WarmExecutor(SubprocessExecutor):
         nothing of the candidate's is in it, so every sample's judge is the same up to its tests' run."""
         if not self.zygotes or not request["confined"] or problem.tests is None or launch.once:
             return None
-        if role == "judge":
-            return process.zygote(request | {"zygote": True, "collect": True}, self.zygotes)
+        if role == "judge":  # one for the problem's reference and its samples: each sample's per-test limits (the
+            # reference's own run has none) come with it, not in the collected session (``repoexec_warm._collect``)
+            arguments = [argument for argument in request["arguments"] if not argument.startswith(TEST_TIMEOUTS)]
+            return process.zygote(request | {"arguments": arguments, "zygote": True, "collect": True}, self.zygotes)
         made = _zygote_request(env, problem, launch, request) | {"role": role}
         return process.zygote(made, self.zygotes) if made["imports"] else None
 

@@ -19,7 +19,7 @@ from conftest import write_replay
 from mini_project import SCALED_REFERENCE, write_mini_project
 from pytest_repoexec.collection import ProblemLoader
 from pytest_repoexec.environment import Environments
-from pytest_repoexec.executor import module_file
+from pytest_repoexec.executor import RunOptions, module_file
 from pytest_repoexec.mutation import mutants, pass_body
 from pytest_repoexec.sandbox import make_sandbox
 from pytest_repoexec.warm import WarmExecutor
@@ -207,15 +207,18 @@ def test_a_judges_session_is_collected_once_and_each_sample_forked_from_it(pytes
     reference = module_file(env.import_root, problem.module).read_text()
     wrong = reference.replace("return clamp(value * SCALE, 0, 100)", "return value")
     sources = (wrong, reference, wrong, reference)
+    # the reference's run has no limits of its own, the other samples' have (limits the reference's times set):
+    # one session still serves them all, each sample's limits coming with it
+    options = (RunOptions(test_timeouts=(("test_high", 4.0),)), RunOptions()) * 2
     warm = WarmExecutor(test_timeout=5, sample_timeout=60, sandbox=make_sandbox("bwrap"))
     try:
-        forked = [warm.run(env, problem, source) for source in sources]
+        forked = [warm.run(env, problem, source, option) for source, option in zip(sources, options)]
         (process,) = warm.processes.values()
         judges = [made for made in process.zygotes.values() if made.collected is not None]
     finally:
         warm.close()
     fresh = [SubprocessExecutor(test_timeout=5, sample_timeout=60, sandbox=make_sandbox("bwrap")).run(
-        env, problem, source) for source in sources]
+        env, problem, source, option) for source, option in zip(sources, options)]
     assert [verdicts(run) for run in forked] == [verdicts(run) for run in fresh]
     assert {run.judge for run in forked} == {"apart"}
     if tests_break:

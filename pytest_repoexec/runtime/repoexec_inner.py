@@ -182,6 +182,15 @@ class _Writer:
 _RANK = {"passed": 0, "skipped": 1, "failed": 2}  # what a test's outcome in a round is, over its phases
 
 
+def limit_tests(items, limits):
+    """Each test named in ``limits`` bound by its own time limit (pytest-timeout takes a test's marker over
+    ``--timeout``): at collection, or in a sample forked from a judge's zygote, whose session was collected
+    without them."""
+    for item in items:
+        if item.name in limits:
+            item.add_marker(pytest.mark.timeout(limits[item.name]))
+
+
 def _plain(item):
     """A test function with no fixture and no mark but its time limit (RepoExec's form): its set-up and
     tear-down are its nodes' alone, with nothing of its own to set up."""
@@ -379,10 +388,7 @@ class _Recorder:
         return broken
 
     def pytest_collection_modifyitems(self, session, config, items):
-        limits = json.loads(config.getoption("--repoexec-test-timeouts"))
-        for item in items:  # pytest-timeout takes a test's own marker over --timeout
-            if item.name in limits:
-                item.add_marker(pytest.mark.timeout(limits[item.name]))
+        limit_tests(items, json.loads(config.getoption("--repoexec-test-timeouts")))
         if (_PLAIN_PROTOCOL and self.judge and self.reruns <= 1 and config.getoption("--repoexec-plain-protocol")
                 and not config.option.collectonly):
             self.plain = frozenset(item.nodeid for item in items if _plain(item))

@@ -310,6 +310,8 @@ def _test_process(request, fds):
     if _COLLECTED:  # the descriptors of the session collected in the zygote stay as they are
         _output_where_the_zygotes_went(output)
         _COLLECTED["sample"] = (results, token, *channel, None)[:3]
+        _COLLECTED["limits"] = next((json.loads(argument.partition("=")[2]) for argument in request["arguments"]
+                                     if argument.startswith("--repoexec-test-timeouts=")), {})
     else:
         null = os.open(os.devnull, os.O_RDONLY)
         for fd, target in ((null, 0), (output, 1), (output, 2), (results, RESULTS_FD), (token, TOKEN_FD),
@@ -398,6 +400,7 @@ class _ForkAfterCollection:
         import repoexec_inner  # the sample's: its pipes, limits and channel, before any test runs
 
         repoexec_inner.attach(session.config, *_COLLECTED["sample"])
+        repoexec_inner.limit_tests(session.items, _COLLECTED["limits"])  # its tests' own (the engine's ``_zygote``)
 
 
 def _output_where_the_zygotes_went(output):
