@@ -25,10 +25,10 @@ import repoexec_protocol as protocol
 from repoexec_guard import CandidateWatch, Integrity, apply_limits, deny_system_calls, limit_kind, watch_classes
 from repoexec_protocol import ErrorType
 
-# pytest's runner, whose phases a judge's plain test runs (``_Recorder._run_plain``): as pytest 8 and later have it
+# pytest's runner, whose phases a judge's plain test runs (``_Recorder._run_plain``): as pytest 8.0 and later have it
 _PLAIN_PROTOCOL = getattr(pytest, "version_tuple", (0,)) >= (8,)
 if _PLAIN_PROTOCOL:
-    from _pytest.runner import CallInfo, _update_current_test_var, check_interactive_exception, get_reraise_exceptions
+    from _pytest.runner import CallInfo, _update_current_test_var, check_interactive_exception
 
 
 def _give_back_flipped_names():
@@ -312,7 +312,9 @@ class _Recorder:
         phase that fails reported by pytest as always; a set-up or tear-down that passes (its nodes pushed or
         popped) is one record without hooks or a report, and a call that passes no record of its own (its time
         goes to the tear-down's). About a third of pytest's own work a test, where a sample runs hundreds."""
-        ihook, reraise = item.ihook, get_reraise_exceptions(item.config)
+        ihook = item.ihook
+        # what pytest's runner lets through a phase (``call_runtest_hook``): pytest.exit, and ^C unless in pdb
+        reraise = (pytest.exit.Exception, *(() if item.config.getoption("usepdb", False) else (KeyboardInterrupt,)))
 
         def set_up():
             self.pytest_runtest_setup(item)
