@@ -30,6 +30,7 @@ from repoexec_wire import WireError  # noqa: E402
 
 CANDIDATE = '''
 import threading
+import typing
 from shop.money import Price
 
 def doubled(items):
@@ -239,10 +240,34 @@ def hints():
     parser.read_string("[a]\\nx = 1\\n")
     return typing.Optional[typing.Mapping[str, int]], typing.Union, collections.abc.Collection, parser
 
-def described(a, b=2, *, c):
+def described(a: int, b: "typing.Optional[Price]" = 2, *, c: typing.Optional[typing.List[str]]) -> Price:
     """The candidate's own doc."""
     total = a + b
     return total
+
+def hinted_locally(a, b: int) -> typing.Callable[[int], None]:
+    return a
+
+hinted_locally.__annotations__["a"] = type("Made", (), {})  # a class of no name the judge can find
+hinted_locally.__annotations__["mocked"] = __import__("unittest.mock").mock.ANY  # refused by the judge
+
+def bound_socket(port):
+    import socket
+    made = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    made.bind(("127.0.0.1", port))
+    made.listen()
+    return [made]
+
+def tls(kind):
+    import ssl
+    if kind == "server":
+        made = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        made.options |= ssl.OP_NO_COMPRESSION
+        made.minimum_version = ssl.TLSVersion.TLSv1_2
+        return made
+    made = ssl.create_default_context()
+    made.verify_mode = ssl.CERT_OPTIONAL
+    return made
 
 def code_of(function):
     return function.__code__, function.__name__
@@ -969,6 +994,60 @@ def test_the_stub_shows_the_candidates_doc_and_signature_and_builtin_slots_are_t
     assert function.__code__.co_argcount == 0 and not hasattr(function.__code__, "co_consts")  # a summary
     with pytest.raises(repoexec_judge.CandidateError):  # the judge's code objects never cross
         call(judge, "code_of", (lambda: "expected").__code__)
+
+
+def test_the_stubs_annotations_are_the_candidates_hints_as_data_and_text_where_refused(channel, monkeypatch):
+    """tornado's websocket_connect tests compare its annotations with typing's hints: they cross as any answer
+    does (the judge's own typing objects and classes), apart from the doc and signature, so that a hint the judge
+    refuses (a class it cannot name) leaves its text and the rest as they are."""
+    import inspect
+    import typing
+
+    judge, _ = channel
+    monkeypatch.setattr(repoexec_judge, "_CHANNEL", judge)
+    stub = repoexec_judge.function("shop.candidate", "described")
+    from shop.money import Price
+
+    assert stub.__annotations__ == {"a": int, "b": "typing.Optional[Price]", "c": typing.Optional[typing.List[str]],
+                                    "return": Price}
+    assert str(inspect.signature(stub)) == "(a, b=2, *, c)" and stub.__doc__ == "The candidate's own doc."
+    hinted = repoexec_judge.function("shop.candidate", "hinted_locally")
+    assert hinted.__annotations__ == {"a": "shop.candidate.Made", "b": int, "mocked": "<ANY>",
+                                      "return": typing.Callable[[int], None]}
+    assert str(inspect.signature(hinted)) == "(a, b)"
+
+
+def test_an_object_the_judge_let_go_of_is_let_go_of_in_the_candidates_process(channel):
+    """A socket the candidate's function bound stays in its process, a handle; once the test drops it, the next
+    call lets it go there too, as beside the test (tornado's bind_sockets tests bind one port in turn)."""
+    judge, _ = channel
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    sockets = call(judge, "bound_socket", port)
+    assert len(sockets) == 1 and isinstance(sockets[0], repoexec_judge.Handle)
+    with pytest.raises(OSError, match="Address already in use"):  # still held there
+        call(judge, "bound_socket", port)
+    del sockets
+    assert len(call(judge, "bound_socket", port)) == 1  # let go with this call, before it ran
+    assert len(call(judge, "bound_socket", port)) == 1
+
+
+def test_an_ssl_context_crosses_as_a_new_one_with_the_settings_it_shows(channel):
+    """tornado's ssl_options_to_context: a context's protocol, options, verification and versions are data; the
+    judge makes its own ssl module's context with them."""
+    import ssl
+
+    judge, _ = channel
+    server = call(judge, "tls", "server")
+    assert type(server) is ssl.SSLContext and server.protocol == ssl.PROTOCOL_TLS_SERVER
+    assert server.options & ssl.OP_NO_COMPRESSION and server.minimum_version == ssl.TLSVersion.TLSv1_2
+    assert server.verify_mode == ssl.CERT_NONE and not server.check_hostname
+    client = call(judge, "tls", "client")
+    assert client.protocol == ssl.PROTOCOL_TLS_CLIENT and client.verify_mode == ssl.CERT_OPTIONAL
+    assert client.check_hostname
+    with pytest.raises(WireError, match="verify_mode"):
+        repoexec_wire.ssl_context(int(ssl.PROTOCOL_TLS_CLIENT), {"verify_mode": 99})
 
 
 def test_the_same_object_answered_twice_is_the_same_object_with_its_new_state(channel):

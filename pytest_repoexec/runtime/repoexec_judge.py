@@ -176,6 +176,7 @@ def _described(stub, target):
     if _CHANNEL.broken:
         return stub
     doc, parameters, notes, *local = _CHANNEL.describe(target) or (None, None, None)
+    hints = _CHANNEL.hints(local[1]) if len(local) > 1 else {}
     try:
         signature = inspect.Signature([inspect.Parameter(  # a default shown only where it is a plain scalar
             name, inspect._ParameterKind(kind), default=(default[0] if type(default[0]) in _SCALARS else ...)
@@ -196,8 +197,8 @@ def _described(stub, target):
         setattr(shaped, key, getattr(stub, key))
     shaped.__doc__ = doc if isinstance(doc, str) else None
     shaped.__signature__ = signature
-    shaped.__annotations__ = {name: note for name, note in (notes or {}).items() if isinstance(name, str)
-                              and isinstance(note, str)}
+    shaped.__annotations__ = {name: hints.get(name, note) for name, note in (notes or {}).items()
+                              if isinstance(name, str) and isinstance(note, str)}
     return shaped
 
 
@@ -227,6 +228,11 @@ class Handle:
 
     def __init__(self, channel, hid, type_name):
         self._channel, self._hid, self._type = channel, hid, type_name
+        channel.held[hid] = channel.held.get(hid, 0) + 1
+        channel.released.discard(hid)
+
+    def __del__(self):
+        self._channel.drop(self._hid)
 
     def _ask(self, op, *args, **kwargs):
         return self._channel.call(("handle", self._hid, op), args, kwargs)
@@ -471,6 +477,8 @@ class Channel:
         self.limit = 0.0  # the running test's time limit: the candidate's process interrupts a call past it
         self.environ, self.cwd, self.raw = {}, None, None
         self.ahead = {}  # hid -> the items of an iterated handle made ahead, not yet taken (``Handle.__next__``)
+        self.held = {}  # hid -> how many Handles stand for that object of the candidate's process
+        self.released = set()  # hids no Handle stands for any more: the next call tells that process to let go
         self._context()  # the environment as both processes start with it: only later changes cross
 
     def call(self, target, args, kwargs):
@@ -515,6 +523,18 @@ class Channel:
             self._timed(started)
             raise
 
+    def drop(self, hid):
+        """A Handle is gone (``Handle.__del__``, which may run anywhere: nothing is sent from here). Where it was
+        the last for its object, the candidate's process lets go of that object at the next call, as the object
+        would have gone beside the test that dropped it: a socket closed, a generator finished."""
+        left = self.held.get(hid, 0) - 1
+        if left > 0:
+            self.held[hid] = left
+            return
+        self.held.pop(hid, None)
+        self.ahead.pop(hid, None)
+        self.released.add(hid)
+
     def marks_of_project(self, name):
         """A dunder named for the project's own package (tornado's ``__tornado_coroutine__`` on the functions its
         decorator makes): a mark the project's code reads, which no protocol of Python's or of a library's is."""
@@ -538,10 +558,13 @@ class Channel:
         if module not in self.constants_of:
             self.constants_of[module] = _constants(module)
         self.constants = self.constants_of[module]
+        released = tuple(self.released)
         try:
-            payload = self._dumps(("call", number, target, tuple(args), dict(kwargs), self.limit, self._context()))
+            payload = self._dumps(("call", number, target, tuple(args), dict(kwargs), self.limit, self._context(),
+                                   released))
         except (pickle.PicklingError, TypeError, AttributeError, RuntimeError) as exc:
             raise CandidateError(f"the test's arguments cannot be sent to the candidate's process: {exc}") from None
+        self.released.difference_update(released)
         self._send(payload)
         self.abandoned = number  # until its answer is read
         return number, arguments, time.monotonic()
@@ -601,7 +624,26 @@ class Channel:
             raise
         except Exception:
             return None
-        return value if isinstance(value, tuple) and len(value) in (3, 4) else None
+        return value if isinstance(value, tuple) and len(value) in (3, 4, 5) else None
+
+    def hints(self, told):
+        """The target's annotations (``f.__annotations__["x"] == Optional[int]``), each read as an answer is,
+        apart from the rest of its description: a hint the judge refuses leaves its text in its place, the doc and
+        signature as they are. A hint that would be a handle (a function made there) is left as text too."""
+        hints = {}
+        for name, data in told.items() if type(told) is dict else ():
+            if not isinstance(name, str) or not isinstance(data, bytes):
+                continue
+            self.reading = True
+            try:
+                hint = loads_checked(data, self.project_roots, functools.partial(self._persistent_load, []))
+            except Exception:
+                continue
+            finally:
+                self.reading = False
+            if type(hint) is not Handle:
+                hints[name] = hint
+        return hints
 
     def _send(self, payload):
         try:

@@ -12,6 +12,7 @@ import copy
 import functools
 import importlib
 import inspect
+import itertools
 import os
 import pickle
 import signal
@@ -120,7 +121,8 @@ class Server:
     def __init__(self, sock, module, project_roots, classes=()):
         self.sock, self.module, self.project_roots = sock, module, project_roots
         self.classes = classes  # the classes under test: their instances stay here, the judge holds numbers
-        self.handles = {}  # hid -> an object of ours the judge holds a handle to (kept alive: ids stay unique)
+        self.handles = {}  # hid -> an object of ours the judge holds a handle to (kept alive until it lets go)
+        self.hids = itertools.count(1)  # a hid is never given twice: one the judge let go of may still be on its way
         self.handle_ids = {}  # id -> hid of those objects
         self.instance_ids = {}  # id -> hid of the instances of a class under test the judge holds
         self.lent, self.lent_ids = {}, {}  # hid -> the judge's object lent to us (a Lent, a lent function), id -> hid
@@ -196,7 +198,7 @@ class Server:
         if self.classes and isinstance(obj, self.classes) and not isinstance(obj, type):
             hid = self.instance_ids.get(id(obj))
             if hid is None:
-                hid = self.instance_ids[id(obj)] = len(self.handles) + 1
+                hid = self.instance_ids[id(obj)] = next(self.hids)
                 self.handles[hid] = obj
             return ("instance", hid, cls.__module__, cls.__qualname__)
         if id(obj) in self.lent_ids:
@@ -223,7 +225,7 @@ class Server:
                 or inspect.isawaitable(obj) or hasattr(obj, "__iter__") and not hasattr(obj, "__reduce_ex__"):
             hid = self.handle_ids.get(id(obj))
             if hid is None:  # one number an object: an iterator and what iter() gives of it share their items ahead
-                hid = self.handle_ids[id(obj)] = len(self.handles) + 1
+                hid = self.handle_ids[id(obj)] = next(self.hids)
                 self.handles[hid] = obj
             if pending(obj):  # the judge makes a future of its own that awaits it
                 return ("future", hid)
@@ -286,12 +288,19 @@ class Server:
             except (TypeError, ValueError):
                 parameters = None
             doc = function.__doc__ if isinstance(function.__doc__, str) else None
-            notes = {str(name): note if isinstance(note, str) else inspect.formatannotation(note)
-                     for name, note in getattr(function, "__annotations__", {}).items()}
+            annotations = {str(name): note for name, note in getattr(function, "__annotations__", {}).items()}
+            notes = {name: note if isinstance(note, str) else inspect.formatannotation(note)
+                     for name, note in annotations.items()}
+            hints = {}  # the hints themselves, each read apart by the judge: where it refuses one, it keeps its text
+            for name, note in annotations.items():
+                try:
+                    hints[name] = dumps(note, self._persistent_id, as_values=True)
+                except Exception:
+                    pass
             code = getattr(function, "__code__", None)
             names = {name for name, *_ in parameters or ()}
             local = [name for name in code.co_varnames if name not in names] if isinstance(code, types.CodeType) else []
-            self._send(("return", number, None, (doc, parameters, notes, local)))
+            self._send(("return", number, None, (doc, parameters, notes, local, hints)))
         except BaseException:
             self._send(("return", number, None, (None, None, None, [])))
 
@@ -327,7 +336,9 @@ class Server:
                     raise message[2]
                 return message[3]
 
-    def _call(self, number, target, args, kwargs, limit=0.0, context=None):
+    def _call(self, number, target, args, kwargs, limit=0.0, context=None, released=()):
+        for hid in released:
+            self._let_go(hid)
         _apply_context(context)
         taken = target[1] if target[0] == "handle" and target[2] in ("next", "take") else None
         self.streak = (taken, self.streak[1] + 1 if taken is not None and taken == self.streak[0] else 1)
@@ -376,6 +387,16 @@ class Server:
             self._send(("return", number, changed, value))
         finally:
             self.arguments, self.by_value = saved, set()
+
+    def _let_go(self, hid):
+        """The judge holds no handle to this object any more: it is ours to drop, as the test dropped it."""
+        obj = self.handles.pop(hid, None)
+        if obj is None:
+            return
+        if self.handle_ids.get(id(obj)) == hid:
+            del self.handle_ids[id(obj)]
+        self.pending.pop(hid, None)
+        self.awaits.pop(id(obj), None)
 
     def _run(self, target, args, kwargs, limit):
         previous = _set_handler(signal.SIGALRM, _alarm) if limit else None

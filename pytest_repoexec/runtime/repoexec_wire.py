@@ -41,6 +41,7 @@ import pathlib
 import pickle
 import socket
 import struct
+import sys
 import types
 import uuid
 
@@ -67,6 +68,7 @@ VALUE_CALLS = {("re", "_compile"), ("repoexec_wire", "dict_view"), ("repoexec_wi
                ("repoexec_wire", "named_tuple"), ("repoexec_wire", "new_lock"), ("repoexec_wire", "new_condition"), ("repoexec_wire", "bound_method"),
                ("repoexec_wire", "builtin_type"), ("repoexec_wire", "type_variable"), ("repoexec_wire", "code_summary"),
                ("repoexec_wire", "default_dict"), ("repoexec_wire", "mapping_proxy"), ("repoexec_wire", "marked"),
+               ("repoexec_wire", "ssl_context"),
                ("repoexec_futures", "deferred"), ("repoexec_futures", "failure"), ("repoexec_futures", "future")}
 WIRE_CALLS = frozenset((module, name) for module, name in VALUE_CALLS if module.startswith("repoexec_"))
 # numpy's arrays and scalars, the one third-party value type RepoExec's expected outputs hold
@@ -873,6 +875,9 @@ def converted(obj, as_values=False):
             return builtin_type, (obj.__qualname__,)
         if type(obj) in _LOCKS:
             return new_lock, (_LOCKS[type(obj)],)
+        ssl = sys.modules.get("ssl")  # none made where the module was never imported
+        if ssl is not None and type(obj) is ssl.SSLContext:
+            return ssl_context, (int(obj.protocol), {name: int(getattr(obj, name)) for name in _SSL_SETTINGS})
         if as_values and type(obj) is _CONDITION and type(getattr(obj, "_lock", None)) in _LOCKS:
             return new_condition, (obj._lock,)  # a queue's: its waiters are threads, which stay where they are
         fields = getattr(type(obj), "_fields", None)
@@ -1044,6 +1049,32 @@ def new_lock(kind):
     import threading
 
     return threading.RLock() if kind == "rlock" else threading.Lock()
+
+
+_SSL_SETTINGS = ("options", "verify_mode", "verify_flags", "minimum_version", "maximum_version", "check_hostname")
+
+
+def ssl_context(protocol, settings):
+    """An SSL context where one was (tornado's ``ssl_options_to_context``): a new one of the ssl module's, given
+    the settings the other shows (its protocol, options, verification, versions). What was loaded into it
+    (certificates, keys, CA files) stays behind: those live in OpenSSL's memory, not in what the context shows."""
+    import ssl
+    import warnings
+
+    if type(protocol) is not int or type(settings) is not dict:
+        raise WireError("an SSL context's protocol and settings must be numbers")
+    with warnings.catch_warnings():  # a deprecated protocol warned where the context was made, not again here
+        warnings.simplefilter("ignore", DeprecationWarning)
+        made = ssl.SSLContext(protocol)
+    made.check_hostname = False  # before verify_mode: a context that checks host names cannot verify nothing
+    for name in _SSL_SETTINGS:
+        value = settings.get(name)
+        if type(value) is int and getattr(made, name) != value:
+            try:
+                setattr(made, name, bool(value) if name == "check_hostname" else value)
+            except (ValueError, ssl.SSLError) as exc:
+                raise WireError(f"an SSL context's {name} cannot be {value}: {exc}") from None
+    return made
 
 
 def bound_method(owner, name):
