@@ -251,6 +251,23 @@ def hinted_locally(a, b: int) -> typing.Callable[[int], None]:
 hinted_locally.__annotations__["a"] = type("Made", (), {})  # a class of no name the judge can find
 hinted_locally.__annotations__["mocked"] = __import__("unittest.mock").mock.ANY  # refused by the judge
 
+class _Proxy:  # a transparent proxy, as wrapt's ObjectProxy is: it says its class is the wrapped object's
+    def __init__(self, wrapped, shown=None):
+        self.__wrapped__, self._shown = wrapped, shown
+
+    @property
+    def __class__(self):
+        return self._shown or type(self.__wrapped__)
+
+    def __len__(self):
+        return len(self.__wrapped__)
+
+    def __call__(self, *args):
+        return "called"
+
+def proxied(value, shown=None):
+    return _Proxy(value, shown)
+
 def bound_socket(port):
     import socket
     made = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -1031,6 +1048,20 @@ def test_an_object_the_judge_let_go_of_is_let_go_of_in_the_candidates_process(ch
     del sockets
     assert len(call(judge, "bound_socket", port)) == 1  # let go with this call, before it ran
     assert len(call(judge, "bound_socket", port)) == 1
+
+
+def test_a_transparent_proxy_of_a_value_crosses_as_that_value(channel):
+    """pytutils' dedupe, a wrapt decorator, answers a wrapt proxy around the list it was given; a test takes its
+    length. The value it stands for crosses, as data; a proxy that says it is of another class than what it
+    wraps does not cross as a value."""
+    judge, _ = channel
+    items = [3, 1, 2]
+    answer = call(judge, "proxied", items)
+    assert answer is items and len(answer) == 3  # the judge's own argument, given back
+    fresh = call(judge, "proxied", {"a": (1, 2)})
+    assert type(fresh) is dict and fresh == {"a": (1, 2)}
+    with pytest.raises(repoexec_judge.CandidateError, match="cannot cross"):  # says str, holds an int
+        call(judge, "proxied", 7, str)
 
 
 def test_an_ssl_context_crosses_as_a_new_one_with_the_settings_it_shows(channel):

@@ -68,7 +68,7 @@ VALUE_CALLS = {("re", "_compile"), ("repoexec_wire", "dict_view"), ("repoexec_wi
                ("repoexec_wire", "named_tuple"), ("repoexec_wire", "new_lock"), ("repoexec_wire", "new_condition"), ("repoexec_wire", "bound_method"),
                ("repoexec_wire", "builtin_type"), ("repoexec_wire", "type_variable"), ("repoexec_wire", "code_summary"),
                ("repoexec_wire", "default_dict"), ("repoexec_wire", "mapping_proxy"), ("repoexec_wire", "marked"),
-               ("repoexec_wire", "ssl_context"),
+               ("repoexec_wire", "ssl_context"), ("repoexec_wire", "stood_for"),
                ("repoexec_futures", "deferred"), ("repoexec_futures", "failure"), ("repoexec_futures", "future")}
 WIRE_CALLS = frozenset((module, name) for module, name in VALUE_CALLS if module.startswith("repoexec_"))
 # numpy's arrays and scalars, the one third-party value type RepoExec's expected outputs hold
@@ -841,6 +841,10 @@ def converted(obj, as_values=False):
     value as the base's, a defaultdict's factory as a copy of what it makes)."""
     if as_values and type(obj) is collections.defaultdict and not _by_name(obj.default_factory):
         return default_dict, (obj.default_factory(), dict(obj))  # the factory's code stays where it is
+    if as_values:
+        wrapped = _stands_for(obj)
+        if wrapped is not None:
+            return stood_for, (wrapped,)
     if type(obj).__module__ in repoexec_futures.MODULES:
         future = repoexec_futures.reduced(obj, as_values)
         if future is not None:
@@ -1049,6 +1053,24 @@ def new_lock(kind):
     import threading
 
     return threading.RLock() if kind == "rlock" else threading.Lock()
+
+
+def _stands_for(obj):
+    """The value a transparent proxy stands for (wrapt's ``ObjectProxy``, which says its class is the wrapped
+    object's): a value of a value type that it holds as ``__wrapped__``; else None."""
+    try:
+        shown = obj.__class__
+        if shown is type(obj) or not is_value_type(shown):
+            return None
+        wrapped = obj.__wrapped__
+    except Exception:
+        return None
+    return wrapped if type(wrapped) is shown else None
+
+
+def stood_for(value):
+    """What a transparent proxy of the candidate's stood for (``_stands_for``): that value, read as data."""
+    return value
 
 
 _SSL_SETTINGS = ("options", "verify_mode", "verify_flags", "minimum_version", "maximum_version", "check_hostname")
