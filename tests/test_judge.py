@@ -268,6 +268,18 @@ class _Proxy:  # a transparent proxy, as wrapt's ObjectProxy is: it says its cla
 def proxied(value, shown=None):
     return _Proxy(value, shown)
 
+def shout(word, then=None):
+    import sys
+    print(word, "out")
+    sys.stderr.write(word + " err\\n")
+    if then is not None:
+        then()
+        print("after", sys.stdout.fileno() >= 0)
+    return len(word)
+
+def flood(size):
+    print("x" * size, end="")
+
 def bound_socket(port):
     import socket
     made = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -1062,6 +1074,21 @@ def test_a_transparent_proxy_of_a_value_crosses_as_that_value(channel):
     assert type(fresh) is dict and fresh == {"a": (1, 2)}
     with pytest.raises(repoexec_judge.CandidateError, match="cannot cross"):  # says str, holds an int
         call(judge, "proxied", 7, str)
+
+
+def test_what_the_candidate_writes_during_a_call_reaches_the_tests_capture_in_order(channel, capsys):
+    """pylint's MessageDefinitionStore.list_messages prints, and its test reads capsys: what the call writes to
+    sys.stdout and sys.stderr reaches the judge's streams before the answer, and before a callback that writes
+    too; the streams keep a descriptor (httpie's code asks for one). A flood is cut at the wire's limit."""
+    judge, _ = channel
+    assert call(judge, "shout", "first") == 5
+    assert capsys.readouterr() == ("first out\n", "first err\n")
+    call(judge, "shout", "second", lambda: print("judge's"))
+    assert capsys.readouterr() == ("second out\njudge's\nafter True\n", "second err\n")
+    call(judge, "flood", 3 << 20)
+    assert capsys.readouterr().out == "x" * (1 << 20)
+    call(judge, "flood", 0)
+    assert capsys.readouterr() == ("", "")
 
 
 def test_an_ssl_context_crosses_as_a_new_one_with_the_settings_it_shows(channel):

@@ -22,6 +22,7 @@ from ast import literal_eval
 import pytest
 import repoexec_judge
 import repoexec_protocol as protocol
+import repoexec_wire
 from repoexec_guard import CandidateWatch, Integrity, apply_limits, deny_system_calls, limit_kind, watch_classes
 from repoexec_protocol import ErrorType
 
@@ -368,6 +369,9 @@ class _Recorder:
                                        _WATCHED_ENVIRONMENT)
 
     def pytest_collection_finish(self, session):
+        if self.judge:
+            repoexec_wire.tests_collected({item.module.__name__ for item in session.items
+                                           if isinstance(getattr(item, "module", None), type(sys))})
         self.writer.write(protocol.Collected(collected=len(session.items), deselected=self.deselected,
                                              token=self.writer.token))
         self._check_integrity("repoexec::collection")

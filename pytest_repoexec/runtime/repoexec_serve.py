@@ -12,6 +12,7 @@ import copy
 import functools
 import importlib
 import inspect
+import io
 import itertools
 import os
 import pickle
@@ -33,6 +34,7 @@ except ImportError:  # not CPython
     _set_handler = signal.signal
 
 _GRACE = 0.5  # seconds past the test's limit before a call is interrupted here (the judge's timeout comes first)
+_TOLD_MOST = 1 << 20  # characters of what a call wrote to each stream that reach the judge (a test's capture)
 _AHEAD_SECONDS = 0.002  # an iterated handle's items made ahead while they come this fast (``Server._take``)
 _AHEAD_AFTER = 8  # ... once this many of its items were asked for in a row, nothing else asked between
 
@@ -117,6 +119,27 @@ def lent_function(server, hid, described):
     return made
 
 
+class _Told(io.TextIOWrapper):
+    """``sys.stdout`` or ``sys.stderr`` while a call runs, as pytest's ``capsys`` makes it beside the test: what the
+    candidate's code writes reaches the judge before the call's answer (``Server._tell``), where the test's
+    capture reads it. Its descriptor is the stream's own, as a program asking for one finds (httpie's)."""
+
+    def __init__(self, stream):
+        super().__init__(io.BytesIO(), encoding="UTF-8", newline="", write_through=True)
+        self._stream = stream
+
+    def fileno(self):
+        return self._stream.fileno()
+
+    def taken(self):
+        if not self.buffer.tell():
+            return ""
+        written = self.buffer.getvalue()
+        self.buffer.seek(0)
+        self.buffer.truncate()
+        return written.decode("utf-8", "replace")
+
+
 class Server:
     def __init__(self, sock, module, project_roots, classes=()):
         self.sock, self.module, self.project_roots = sock, module, project_roots
@@ -137,6 +160,7 @@ class Server:
         self.sentinels = sentinels(module)  # id -> name of the focal module's marker objects: sent by their names
         self.pending = {}  # hid -> what an iterated handle raised while its items were made ahead, raised next
         self.streak = (None, 0)  # (hid, requests in a row for its items, nothing else asked between)
+        self.told = (_Told(sys.stdout), _Told(sys.stderr))  # the streams while a call runs
 
     # --- reading the judge ---
 
@@ -232,7 +256,15 @@ class Server:
             return ("handle", hid, cls.__qualname__, _global_name(obj))
         return None
 
+    def _tell(self):
+        """What the running call wrote so far, sent before the message that follows it (an answer, a callback),
+        so that the judge's capture has it in the order it was written."""
+        out, err = (stream.taken() for stream in self.told)
+        if out or err:
+            send(self.sock, dumps(("output", out[:_TOLD_MOST], err[:_TOLD_MOST])))
+
     def _send(self, message):
+        self._tell()
         try:
             self.in_reference = 0
             payload = dumps(message, self._persistent_id, as_values=True)
@@ -323,6 +355,7 @@ class Server:
     def callback(self, hid, op, args, kwargs):
         self.callbacks += 1
         number = -self.callbacks
+        self._tell()
         send(self.sock, dumps(("callback", number, hid, op, args, kwargs), self._persistent_id, as_values=True))
         while True:
             data = receive(self.sock)
@@ -402,12 +435,18 @@ class Server:
         previous = _set_handler(signal.SIGALRM, _alarm) if limit else None
         if limit:
             signal.setitimer(signal.ITIMER_REAL, limit + _GRACE)
+        streams = sys.stdout, sys.stderr  # the told ones already, in a call the judge made while one ran
+        sys.stdout, sys.stderr = self.told
         try:
             return self._dispatch(target, args, kwargs)
         finally:
             if limit:
                 signal.setitimer(signal.ITIMER_REAL, 0)
                 _set_handler(signal.SIGALRM, previous)
+            if sys.stdout is self.told[0]:  # else the candidate's code set its own: it stays, as beside the test
+                sys.stdout = streams[0]
+            if sys.stderr is self.told[1]:
+                sys.stderr = streams[1]
 
     def _dispatch(self, target, args, kwargs):
         kind = target[0]

@@ -770,10 +770,20 @@ def _function(module, name):
     return getattr(owner, name, None) if owner is not None else None
 
 
+_TEST_MODULES = set()  # the modules the judge's session collected tests from (``tests_collected``)
+
+
+def tests_collected(names):
+    """The judge's session collected its tests from these modules: whatever a project names its test files
+    (pylint's ``unittest_*.py``), what they define is lent to the candidate's process, never named to it."""
+    _TEST_MODULES.update(names)
+
+
 def _of_tests(module):
     """A test module or conftest, by its name as pytest imports it: never a source of values to compare with."""
-    return any(part.startswith("test_") or part.endswith("_test") or part in ("conftest", "tests", "test")
-               for part in module.split("."))
+    return module in _TEST_MODULES or any(
+        part.startswith("test_") or part.endswith("_test") or part in ("conftest", "tests", "test")
+        for part in module.split("."))
 
 
 _LIBRARY_ROOTS = _library_roots()
