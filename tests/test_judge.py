@@ -277,6 +277,10 @@ def shout(word, then=None):
         print("after", sys.stdout.fileno() >= 0)
     return len(word)
 
+def handler():
+    import logging
+    return logging.StreamHandler()  # takes sys.stderr as it is while the call runs
+
 def flood(size):
     print("x" * size, end="")
 
@@ -1089,6 +1093,7 @@ def test_what_the_candidate_writes_during_a_call_reaches_the_tests_capture_in_or
     assert capsys.readouterr().out == "x" * (1 << 20)
     call(judge, "flood", 0)
     assert capsys.readouterr() == ("", "")
+    assert call(judge, "handler").stream is sys.stderr  # the stream it took while the call ran is the judge's
 
 
 def test_an_ssl_context_crosses_as_a_new_one_with_the_settings_it_shows(channel):

@@ -234,6 +234,8 @@ class Server:
             return None  # what rebuilds a value on the judge's side, named as it is
         if obj is sys.stdout or obj is sys.stderr or obj is sys.stdin:
             return ("std", ("stdin", "stdout", "stderr")[(sys.stdin, sys.stdout, sys.stderr).index(obj)])
+        if obj is self.told[0] or obj is self.told[1]:  # a stream taken while a call ran (a logging handler's)
+            return ("std", "stdout" if obj is self.told[0] else "stderr")
         if not isinstance(obj, FUNCTION_TYPES) and _named_singleton(obj) is not None or cls.__module__ == "typing":
             return None  # typing.Union by its name, typing.Optional[int] as typing's subscription
         if _bound_to_value(obj) if isinstance(obj, types.MethodType) else converted(obj, True) is not NotImplemented:
