@@ -1096,6 +1096,29 @@ def test_what_the_candidate_writes_during_a_call_reaches_the_tests_capture_in_or
     assert call(judge, "handler").stream is sys.stderr  # the stream it took while the call ran is the judge's
 
 
+def test_an_object_of_a_module_the_judges_session_collected_tests_from_is_lent_whatever_its_name(
+        channel, tmp_path, monkeypatch):
+    """pylint names its test files ``unittest_*.py``: a checker class defined there was named to the candidate's
+    process, which has no tests to import it from. A module the session collected tests from is a test module:
+    where a call's arguments are lent (one does not pickle), its objects are lent too. (Alone, such an object is
+    still named: the first pickling lends only what pickle refuses.)"""
+    judge, _ = channel
+    elsewhere = tmp_path / "tests_of_the_judge"  # on the judge's path only, as a project's tests folder is
+    elsewhere.mkdir()
+    (elsewhere / "unittest_checkers.py").write_text("class Checker:\n    name = 'achecker'\n")
+    monkeypatch.syspath_prepend(str(elsewhere))
+    import unittest_checkers
+
+    checker, lent = unittest_checkers.Checker(), socket.socket()  # a socket: pickle refuses it, so it is lent
+    with pytest.raises(WireError, match="could not rebuild"):  # named there, by a name it cannot import
+        call(judge, "echo", [checker, lent])
+    monkeypatch.setattr(repoexec_wire, "_TEST_MODULES", {"unittest_checkers"})  # as the inner plugin registers it
+    answered = call(judge, "echo", [checker, lent])
+    assert answered[0] is checker and answered[1] is lent  # both lent, and given back as the judge's own
+    lent.close()
+    monkeypatch.delitem(sys.modules, "unittest_checkers")
+
+
 def test_an_ssl_context_crosses_as_a_new_one_with_the_settings_it_shows(channel):
     """tornado's ssl_options_to_context: a context's protocol, options, verification and versions are data; the
     judge makes its own ssl module's context with them."""
