@@ -33,7 +33,10 @@ try:  # signal.signal without its enums (both ways, twice a call: a tenth of a c
 except ImportError:  # not CPython
     _set_handler = signal.signal
 
-_GRACE = 0.5  # seconds past the test's limit before a call is interrupted here (the judge's timeout comes first)
+# seconds past the test's limit before a call is interrupted here: the judge's timeout comes first (its clock started
+# before the call was sent), and the next call waits for this one's end, so every test that times out costs this more
+_GRACE = 0.05
+_RUNTIME = os.path.dirname(os.path.abspath(__file__)) + os.sep  # this runtime's files, left out of a told traceback
 _TOLD_MOST = 1 << 20  # characters of what a call wrote to each stream that reach the judge (a test's capture)
 _AHEAD_SECONDS = 0.002  # an iterated handle's items made ahead while they come this fast (``Server._take``)
 _AHEAD_AFTER = 8  # ... once this many of its items were asked for in a row, nothing else asked between
@@ -642,8 +645,9 @@ def _told(exc, depth=0):
         (None if exc.__suppress_context__ else exc.__context__), _CHAINED[1])
     told = _told(cause, depth + 1) + chained if cause is not None and depth < 8 else ""
     frames, tb = [], exc.__traceback__
-    while tb is not None:
-        frames.append((tb.tb_frame.f_code.co_filename, tb.tb_lineno, tb.tb_frame.f_code.co_name, None))
+    while tb is not None:  # less this process's own frames (serving the call): the candidate's code is what raised
+        if not tb.tb_frame.f_code.co_filename.startswith(_RUNTIME):
+            frames.append((tb.tb_frame.f_code.co_filename, tb.tb_lineno, tb.tb_frame.f_code.co_name, None))
         tb = tb.tb_next
     stack = "".join(traceback.StackSummary.from_list(frames).format())  # repeated frames folded, lines looked up
     return told + ("Traceback (most recent call last):\n" + stack if frames else "") \
