@@ -227,6 +227,10 @@ def test_a_judges_session_is_collected_once_and_each_sample_forked_from_it(pytes
     else:
         assert [made.collected for made in judges] == [4]  # one session, collected once, for the four samples
         assert [sorted({test.outcome for test in run.tests}) for run in forked] == [["failed"], ["passed"]] * 2
+        # what pytest reads to tell a failure was read once in the zygote (``repoexec_inner.read_for_failures``):
+        # the failures are told as a fresh judge tells them
+        told = [[(test.name, test.longrepr) for test in run.tests if test.longrepr] for run in (*forked, *fresh)]
+        assert told[:4] == told[4:] and "scaled" in told[0][0][1]
         # pytest's own progress reaches the sample's output, not the zygote's placeholder (a judge ends at its
         # verdict, before pytest's summary): a failing test's F (a plain test that passes in a judge has no
         # report, so no progress mark: repoexec_inner's ``_run_plain``)

@@ -156,6 +156,7 @@ def _stub(target):
     """``(*args, **kwargs)`` sent on to the candidate's process: a shaped function, so that told the candidate's
     parameters late (its module imported before the channel opened) it takes their shape in place."""
     def forward(args, kwargs):
+        __tracebackhide__ = True  # as the channel's frames below
         return _channel().call(target, args, kwargs)
 
     stub = shaped_function([("args", int(inspect.Parameter.VAR_POSITIONAL), False),
@@ -482,6 +483,9 @@ class Channel:
         self._context()  # the environment as both processes start with it: only later changes cross
 
     def call(self, target, args, kwargs):
+        # hidden from pytest's tracebacks, with ``_wait`` and ``_next``: a failure is told at the test's line and
+        # where the candidate raised, without the channel's frames (nor their source read and parsed at each)
+        __tracebackhide__ = True
         number, arguments, started = self._start(target, args, kwargs)
         try:
             value = self._wait(number, arguments)
@@ -666,6 +670,7 @@ class Channel:
             self._next(None, ())
 
     def _wait(self, number, arguments):
+        __tracebackhide__ = True
         while True:
             done, value = self._next(number, arguments)
             if done:
@@ -676,6 +681,7 @@ class Channel:
         (a callback, answered here; an abandoned call's answer, dropped). ``awaits``: a callback that awaits a
         lent object is not answered here but given back, (False, (its number, the object)), to be awaited on the
         judge's loop."""
+        __tracebackhide__ = True
         try:
             data = receive(self.sock)
         except (OSError, WireError) as exc:

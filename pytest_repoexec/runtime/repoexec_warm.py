@@ -390,6 +390,9 @@ class _ForkAfterCollection:
             # the project's code calls the target while it is imported: only a sample, whose channel is open
             # before its tests are collected, can collect them
             raise RuntimeError("collecting the tests called the candidate, which a zygote does not have")
+        import repoexec_inner
+
+        repoexec_inner.read_for_failures(session.items)
         sys.stdout.flush()
         sys.stderr.flush()
         gc.collect()
@@ -397,8 +400,7 @@ class _ForkAfterCollection:
         send(self.control, {"ready": [], "collected": len(session.items)})
         if not _serve(self.control):
             os._exit(0)
-        import repoexec_inner  # the sample's: its pipes, limits and channel, before any test runs
-
+        # the sample's: its pipes, limits and channel, before any test runs
         repoexec_inner.attach(session.config, *_COLLECTED["sample"])
         repoexec_inner.limit_tests(session.items, _COLLECTED["limits"])  # its tests' own (the engine's ``_zygote``)
 

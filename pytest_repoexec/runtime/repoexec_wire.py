@@ -206,6 +206,7 @@ def shaped_function(parameters, back, local=()):
                                             else p for index, p in enumerate(made)])
 
     def packed(values):
+        __tracebackhide__ = True  # the crossing, not the test's: pytest tells a failure without it (``_shaper``)
         args, kwargs, gap = [], {}, False
         for parameter in made:
             value = values[parameter.name]
@@ -230,7 +231,9 @@ def shaped_function(parameters, back, local=()):
 @functools.lru_cache(maxsize=512)
 def _shaper(written, defaults, local=()):
     """What makes functions of one shape, compiled once (a test that lends a new lambda a call pays no compile)."""
-    space = {}
+    # the made functions' frames are hidden from pytest's tracebacks, as the crossing's are: a failure is told at
+    # the test's line and, apart, where the candidate raised; pytest reads and parses no source for them
+    space = {"__tracebackhide__": True}
     unbound = f"        if 0: {' = '.join(local)} = None\n" if local else ""  # in co_varnames, never set
     exec(f"def shaper(__repoexec_packed__, {', '.join(defaults)}):\n"  # noqa: S102 (names checked by Signature)
          f"    def shaped{written}:\n{unbound}        return __repoexec_packed__(locals())\n    return shaped\n", space)
