@@ -14,7 +14,8 @@ with the warm executor as it is, the judge apart (all ``--repoexec-fresh``: ever
 nothing read from earlier runs), then ``warm`` again reading the result store, all with ``-n WORKERS`` and the
 default cache (its environments are built by a first, untimed run of one sample per project). It prints
 samples/s of each, their ratios, every sample whose verdict differs, the rerun's time, the share of each phase
-of a sample's run, the warm processes' peak memory in each run, and the CPU seconds of each run with every
+of a sample's run, the CPU of a sample's process trees (the judge's, the candidate's: where the warm executor
+counted them), the warm processes' peak memory in each run, and the CPU seconds of each run with every
 process it started (where a cgroup v1 ``cpuacct`` hierarchy lets us count them: a figure other load does not skew).
 
 Last, a resume: the warm run once more over an empty result store (the default cache's store moved aside
@@ -218,6 +219,18 @@ def phase_shares(report: dict) -> dict[str, float]:
     return {name: seconds / whole for name, seconds in totals.most_common()}
 
 
+def tree_cpu(report: dict) -> str:
+    """Milliseconds of CPU a sample's process trees took, on average over the samples that counted them (the warm
+    executor's: ``executor.spent``), with their system time."""
+    counted = [sample["cpu"] for sample in report["samples"] if sample.get("cpu")]
+    if not counted:
+        return "not counted"
+    names = sorted({name for cpu in counted for name in cpu if not name.endswith(" system")})
+    return ", ".join(f"{name} {1000 * sum(cpu.get(name, 0.0) for cpu in counted) / len(counted):.0f} ms "
+                     f"({1000 * sum(cpu.get(name + ' system', 0.0) for cpu in counted) / len(counted):.0f} system)"
+                     for name in names) + f" a sample, over {len(counted)} samples"
+
+
 def decoy_cost(out: Path, replay: Path, workers: str, keep: Path) -> None:
     """The decoy check's cost, and that it changes no honest verdict (see the module's docstring)."""
     reports, times = {}, {}
@@ -351,6 +364,7 @@ def main() -> None:
         for name in runs:
             shares = ", ".join(f"{phase} {share:.0%}" for phase, share in phase_shares(reports[name]).items())
             print(f"{name} phases: {shares}")
+            print(f"{name} process trees' CPU: {tree_cpu(reports[name])}")
         slowest = sorted(reports["warm"]["samples"], key=lambda sample: -sample["duration"])
         print("slowest warm samples: " + ", ".join(
             f"{s['problem']}[{s['sample']}] {s['duration']:.1f} s {s['error_type'] or 'passed'}" for s in slowest[:8]))

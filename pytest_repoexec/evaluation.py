@@ -161,6 +161,7 @@ def _judged(problem: Problem, sample: int, candidate: Candidate, run: SampleRun 
         error_log=error_log,
         tr_measured=not (fail_fast and error_type is not None),
         phases=run.phases if run else {},
+        cpu=run.cpu if run else {},
         diff=candidate_diff(problem, candidate),
         judge=run.judge if run else None,
     )

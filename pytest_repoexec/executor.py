@@ -110,6 +110,7 @@ class SampleRun:
     tampered: str | None = None  # why the verdict stream cannot be believed (a grader game), if it cannot
     forks_refused: bool = False  # its cgroup refused a fork (the engine's count): a failure is ProcessLimit
     phases: dict[str, float] = field(default_factory=dict)  # seconds in each phase: start-up, collection, tests...
+    cpu: dict[str, float] = field(default_factory=dict)  # CPU seconds of its process trees (``spent``), where counted
     judge: str = "in-process"  # "apart" (the tests in a process that never ran candidate code), or why not
 
 
@@ -452,6 +453,20 @@ class Watched:
     phases: dict[str, float] = field(default_factory=dict)  # seconds from the start to each record kind
     warm_start: float = 0.0  # seconds spent starting the warm process this sample was the first of
     forks_refused: bool = False  # the sample's cgroup refused a fork: its process limit was reached
+    cpu: dict[str, float] = field(default_factory=dict)  # CPU seconds of each of its process trees (``spent``)
+
+
+def spent(**trees: tuple[float, float] | None) -> dict[str, float]:
+    """CPU seconds of a sample's process trees, where the warm process counted them (``os.wait4`` on each
+    tree's keeper: every process of the tree that was waited for): each tree's user and system time together,
+    and its system time alone (forks, page faults, exits: what a process costs the kernel). A tree that was
+    not counted is left out."""
+    figures = {}
+    for name, cpu in trees.items():
+        if cpu is not None:
+            figures[name] = round(cpu[0] + cpu[1], 6)
+            figures[f"{name} system"] = round(cpu[1], 6)
+    return figures
 
 
 def held(watched: Watched, refused: bool) -> Watched:
@@ -797,6 +812,7 @@ def _read_results(watched: Watched, token: str, confined: bool, duration: float)
         tampered=tampered,
         forks_refused=watched.forks_refused,
         phases=_phases(watched.phases) | ({"warm start": round(watched.warm_start, 6)} if watched.warm_start else {}),
+        cpu=dict(watched.cpu),
     )
 
 

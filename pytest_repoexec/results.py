@@ -33,6 +33,7 @@ class SampleResult:
     store: str | None = None  # "read" (its verdict came from the result store), "evaluated", or "replaced"
     #   (evaluated, where the store held an entry that could not be read); None when nothing was run
     phases: dict[str, float] = field(default_factory=dict)  # seconds the run spent in each phase (executor.SampleRun)
+    cpu: dict[str, float] = field(default_factory=dict)  # CPU seconds of its process trees (executor.spent)
     diff: str | None = None  # the candidate against the reference, as a unified diff; None without a candidate
     shapes: list[str] = field(default_factory=list)  # the completion's shapes (postprocess.ANSWER_SHAPES)
     decoy: str | None = None  # a passing sample's decoy check (``decoy``): "held", "caught" (then it is
@@ -44,6 +45,7 @@ class SampleResult:
         dict of plain values, copied one level (``dataclasses.asdict``'s deep copy was 7% of a rerun's time)."""
         data = {name: getattr(self, name) for name in _FIELDS}
         data.update(error_type=None if self.error_type is None else str(self.error_type), phases=dict(self.phases),
+                    cpu=dict(self.cpu),
                     shapes=list(self.shapes))
         return data
 

@@ -42,7 +42,7 @@ from typing import Any
 from .environment import ProjectEnv
 from .cgroups import OwnNamespace, ProcessCgroup, SampleSetupError
 from .executor import (TEST_TIMEOUTS, Launch, ProblemLayoutError, SubprocessExecutor, Pipes, SplitPipes, SplitSample,
-                       Watched, held, module_file, seen_root, tests_package_root, watch)
+                       Watched, held, module_file, seen_root, spent, tests_package_root, watch)
 from .problem import Problem
 from .runtime import repoexec_warm as zygote
 from .sandbox import (
@@ -152,7 +152,8 @@ class WarmExecutor(SubprocessExecutor):
         watched = watch(pair, pipes, began, judge)
         first = process.start_time + sum(server.start_time for server in servers)
         process.start_time = servers[0].start_time = servers[1].start_time = 0.0
-        watched = dataclasses.replace(pair.candidate_limit(watched, judge.confined), warm_start=first)
+        watched = dataclasses.replace(pair.candidate_limit(watched, judge.confined), warm_start=first,
+                                      cpu=spent(judge=servers[0].cpu, candidate=servers[1].cpu))
         return held(watched, refused=bool(process.cgroup and process.cgroup.refusals() > refusals))
 
     def _zygote(self, process: WarmProcess, env: ProjectEnv, problem: Problem, launch: Launch,
@@ -320,6 +321,7 @@ class _Server:
         self.socket = sock
         self.cgroup = cgroup
         self.exited: int | None = None
+        self.cpu: tuple[float, float] | None = None  # the last sample's tree's CPU seconds: user, system
         self.start_time = 0.0  # seconds it took to start, until a sample has counted them
 
     def run(self, request: dict[str, Any], launch: Launch, token: str) -> Watched:
@@ -334,6 +336,7 @@ class _Server:
         finally:
             pipes.close_sample_ends()
         watched = watch(_Sample(self), pipes, began, launch)
+        watched = dataclasses.replace(watched, cpu=spent(sample=self.cpu))
         return held(watched, refused=bool(self.cgroup and self.cgroup.refusals() > refusals))
 
     def allow(self, processes: int) -> int:
@@ -348,7 +351,7 @@ class _Server:
 
     def start(self, request: dict[str, Any], fds: tuple[int, ...]) -> None:
         """Fork the sample, handing it ``fds`` (output, results, token, and a judge's channel)."""
-        self.exited = None
+        self.exited, self.cpu = None, None
         payload = os.memfd_create("repoexec-request")  # read by the sample's keeper, never by the warm process
         try:
             os.write(payload, json.dumps(request).encode("utf-8"))
@@ -361,7 +364,7 @@ class _Server:
 
     def wait(self, timeout: float) -> int | None:
         if self.exited is None and select.select([self.socket], [], [], timeout)[0]:
-            self.exited = self._answer(KILL_TIMEOUT)["exit"]
+            self.exited = self._ended(self._answer(KILL_TIMEOUT))
         return self.exited
 
     def kill(self) -> int:
@@ -370,8 +373,15 @@ class _Server:
                 zygote.send(self.socket, {"op": "kill"})
             except OSError as exc:
                 raise WarmProcessDied(f"it could not be told to kill a sample: {exc}") from None
-            self.exited = self._answer(KILL_TIMEOUT)["exit"]
+            self.exited = self._ended(self._answer(KILL_TIMEOUT))
         return self.exited
+
+    def _ended(self, message: dict[str, Any]) -> int:
+        """The sample's exit status; its tree's CPU seconds (user, system) kept in ``cpu``."""
+        cpu = message.get("cpu")
+        if isinstance(cpu, list) and len(cpu) == 2 and all(isinstance(part, (int, float)) for part in cpu):
+            self.cpu = (float(cpu[0]), float(cpu[1]))
+        return message["exit"]
 
     def _answer(self, timeout: float) -> dict[str, Any]:
         message, fds = self._receive(timeout)

@@ -62,6 +62,8 @@ def test_no_sample_sees_what_an_earlier_one_left(mini, run_repoexec, pytester):
     assert len(checks) == 4 and all(sample["passed"] for sample in checks), checks
     assert all(sample["passed"] for sample in poisoners), poisoners  # the traces were left: they ran
     assert "WarmStartWarning" not in result.stdout.str()
+    evaluated = [sample for sample in report["samples"] if sample["store"] == "evaluated"]
+    assert evaluated and all({"judge", "candidate"} <= set(sample["cpu"]) for sample in evaluated)  # in the report
 
 
 def test_warm_and_process_agree_on_every_verdict(mini, run_repoexec, pytester):
@@ -236,6 +238,31 @@ def test_a_judges_session_is_collected_once_and_each_sample_forked_from_it(pytes
         # report, so no progress mark: repoexec_inner's ``_run_plain``)
         progress = [re.search(r"^F+", run.output, re.MULTILINE) is not None for run in forked]
         assert progress == [True, False] * 2, [run.output for run in forked]
+
+
+def test_each_process_tree_of_a_split_sample_has_its_cpu_counted(pytester, repoexec_cache):
+    """What the judge and the candidate's process each cost (``executor.spent``), counted by the warm process where
+    neither reaches it: a candidate that burns 0.1 s of CPU a call shows it in its own tree, not the judge's."""
+    project = write_mini_project(pytester.path)
+    problem = ProblemLoader().load(project / "scaled" / "problem.toml")
+    env = Environments(repoexec_cache).get(problem.project)
+    reference = module_file(env.import_root, problem.module).read_text()
+    burning = reference.replace("return clamp(value * SCALE, 0, 100)", "import time\n    began = time.process_time()\n"
+                                "    while time.process_time() - began < 0.1:\n        pass\n"
+                                "    return clamp(value * SCALE, 0, 100)")
+    assert burning != reference
+    warm = WarmExecutor(test_timeout=5, sample_timeout=60, sandbox=make_sandbox("bwrap"))
+    try:
+        plain, burnt = (warm.run(env, problem, source) for source in (reference, burning))
+    finally:
+        warm.close()
+    assert plain.judge == burnt.judge == "apart" and {test.outcome for test in burnt.tests} == {"passed"}
+    for run in (plain, burnt):
+        assert set(run.cpu) == {"judge", "judge system", "candidate", "candidate system"}
+        assert 0 < run.cpu["judge system"] <= run.cpu["judge"] and 0 < run.cpu["candidate system"] <= run.cpu["candidate"]
+    calls = len(burnt.tests)  # each test calls it once at least
+    assert burnt.cpu["candidate"] - plain.cpu["candidate"] >= 0.09 * calls
+    assert burnt.cpu["judge"] < plain.cpu["judge"] + 0.05 * calls
 
 
 def test_a_warm_process_that_dies_is_restarted_and_the_sample_retried(two_projects):

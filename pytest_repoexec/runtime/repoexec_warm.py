@@ -624,9 +624,11 @@ def _serve(control):
         while True:
             ready, _, _ = select.select([control, ended], [], [])
             if ended in ready:
-                _, status = os.waitpid(keeper, 0)
+                _, status, usage = os.wait4(keeper, 0)
                 os.close(ended)
-                send(control, {"exit": _exit_status(status)})
+                # with the CPU of the sample's whole tree (what its keeper and the processes it waited for used):
+                # the engine's figure of what a sample costs, where no process of the sample's can reach it
+                send(control, {"exit": _exit_status(status), "cpu": [usage.ru_utime, usage.ru_stime]})
                 break
             message, _ = receive(control)  # "kill", or the engine is gone
             try:
