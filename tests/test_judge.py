@@ -348,6 +348,11 @@ def loop():
     while True:
         pass
 
+def nap(seconds):
+    import time
+    time.sleep(seconds)
+    return seconds
+
 def die():
     import os
     os._exit(3)
@@ -880,6 +885,36 @@ def test_a_candidate_stuck_past_its_limit_is_stopped_and_a_dead_one_ends_the_ses
     assert stops == ["the candidate's process ended"]
     with pytest.raises(repoexec_judge.CandidateGone):
         call(judge, "doubled", [1])
+
+
+def test_a_test_after_one_that_timed_out_keeps_nearly_all_of_its_limit(channel):
+    """The next call waits for the timed-out one's end, which the candidate's process makes just past the test's
+    limit: that wait counts in the next test's time (it was half a second, and an honest test that used most of
+    its limit then timed out)."""
+    import signal
+
+    judge, _ = channel
+
+    class TestTimedOut(Exception):  # pytest-timeout's signal, as the judge's test sees it
+        pass
+
+    def timed_out(*_):
+        raise TestTimedOut
+
+    previous = signal.signal(signal.SIGALRM, timed_out)
+    judge.limit, outcomes = 2.0, []
+    try:
+        for name, args in (("loop", ()), ("nap", (1.6,)), ("nap", (1.6,))):
+            signal.setitimer(signal.ITIMER_REAL, judge.limit)  # each test's own limit, from its start
+            try:
+                outcomes.append(call(judge, name, *args))
+            except TestTimedOut:
+                outcomes.append("Timeout")
+            finally:
+                signal.setitimer(signal.ITIMER_REAL, 0)
+    finally:
+        signal.signal(signal.SIGALRM, previous)
+    assert outcomes == ["Timeout", 1.6, 1.6]
 
 
 def test_the_target_modules_constant_passed_is_the_candidates_own(channel):
