@@ -34,7 +34,7 @@ except ImportError:  # not CPython
     _set_handler = signal.signal
 
 # seconds past the test's limit before a call is interrupted here: the judge's timeout comes first (its clock started
-# before the call was sent), and the next call waits for this one's end, so every test that times out costs this more
+# before the call was sent); the next test's call then waits for this one's end, within that test's own limit
 _GRACE = 0.05
 _RUNTIME = os.path.dirname(os.path.abspath(__file__)) + os.sep  # this runtime's files, left out of a told traceback
 _TOLD_MOST = 1 << 20  # characters of what a call wrote to each stream that reach the judge (a test's capture)

@@ -852,9 +852,9 @@ def converted(obj, as_values=False):
     """How the wire sends a value pickle alone refuses or cannot name, or NotImplemented. ``as_values``: the
     candidate's process's answers, where what it made of the standard values crosses as their data (a subclass's
     value as the base's, a defaultdict's factory as a copy of what it makes)."""
-    if as_values and type(obj) is collections.defaultdict and not _by_name(obj.default_factory):
-        return default_dict, (obj.default_factory(), dict(obj))  # the factory's code stays where it is
     if as_values:
+        if type(obj) is collections.defaultdict and not _by_name(obj.default_factory):
+            return default_dict, (obj.default_factory(), dict(obj))  # the factory's code stays where it is
         wrapped = _stands_for(obj)
         if wrapped is not None:
             return stood_for, (wrapped,)
@@ -862,61 +862,60 @@ def converted(obj, as_values=False):
         future = repoexec_futures.reduced(obj, as_values)
         if future is not None:
             return future
-    if True:
-        if type(obj) is types.MappingProxyType:
-            return mapping_proxy, (dict(obj),)  # a read-only view of a copy: what it shows is all it is
-        proxy = _multidict_proxy(obj)
-        if proxy is not None:
-            return proxy
-        kind = _VIEWS.get(type(obj))
-        if kind is not None:
-            return dict_view, (kind, list(obj))
-        if type(obj) is memoryview:
-            return memory, (obj.tobytes(), obj.format, obj.shape, obj.readonly)
-        owner = getattr(obj, "__self__", None)
-        if type(obj) is types.MethodType and not isinstance(owner, types.ModuleType) \
-                and (not isinstance(owner, type) or _named(owner)) \
-                or type(obj) in (types.BuiltinMethodType, types.MethodWrapperType) \
-                and (is_value_type(type(owner)) and (owner is not None or type(obj) is types.MethodWrapperType)
-                     or isinstance(owner, type) and _named(owner)):  # a Cython module's function: no __self__
-            return bound_method, (owner, obj.__name__)  # parser.getint, (10).bit_length, int.mro, Cls.create
-        if type(obj) is types.CodeType:  # a summary: names and counts, never the code or its constants
-            return code_summary, ({name: getattr(obj, name) for name in _CODE_FIELDS},)
-        if type(obj) in _DESCRIPTORS and _named(obj.__objclass__):
-            return bound_method, (obj.__objclass__, obj.__name__)  # OSError.errno
-        if type(obj).__module__ == "typing" and type(obj).__name__ == "TypeVar" and (
-                not _named_by_reduce(obj) or _of_tests(obj.__module__) or obj.__module__ == "__main__"):
-            return type_variable, (obj.__name__, obj.__constraints__, obj.__bound__, obj.__covariant__,
-                                   obj.__contravariant__)
-        if isinstance(obj, type) and obj in _BUILTIN_TYPES.values() and not _named(obj):
-            return builtin_type, (obj.__qualname__,)
-        if type(obj) in _LOCKS:
-            return new_lock, (_LOCKS[type(obj)],)
-        ssl = sys.modules.get("ssl")  # none made where the module was never imported
-        if ssl is not None and type(obj) is ssl.SSLContext:
-            return ssl_context, (int(obj.protocol), {name: int(getattr(obj, name)) for name in _SSL_SETTINGS})
-        if as_values and type(obj) is _CONDITION and type(getattr(obj, "_lock", None)) in _LOCKS:
-            return new_condition, (obj._lock,)  # a queue's: its waiters are threads, which stay where they are
-        fields = getattr(type(obj), "_fields", None)
-        if isinstance(obj, tuple) and isinstance(fields, tuple) and not _named(type(obj)):
-            return named_tuple, (type(obj).__name__, fields, tuple(obj))
-        base = _value_base(type(obj)) if as_values or type(obj).__module__ == __name__ else None  # marked here: marked there
-        if base is not None:
-            marks = _marks(type(obj), base)
-            if marks:
-                made, arguments = _as_base(obj, base)
-                return marked, (type(obj).__name__, marks, made(*arguments))
-            return _as_base(obj, base)
-        if not as_values and isinstance(obj, BaseException) and type(obj) not in EXCEPTIONS \
-                and type(obj).__reduce__ is BaseException.__reduce__ and type(obj).__reduce_ex__ is object.__reduce_ex__:
-            # the judge's exception: its arguments as it holds them, not as its __init__ takes them (a project's
-            # CompilationError(filename=...) holds none), as the judge reads the candidate's
-            return copyreg.__newobj__, (type(obj), *obj.args), obj.__dict__ or None
-        if not as_values and not isinstance(obj, type) and _guarded_slots(type(obj)):
-            reduced = obj.__reduce_ex__(4)  # the judge's object: its slots set as data in the candidate's process
-            if isinstance(reduced, tuple) and reduced[0] is copyreg.__newobj__:
-                return (*reduced, *(None,) * (5 - len(reduced)), set_state)[:6]
-        return NotImplemented
+    if type(obj) is types.MappingProxyType:
+        return mapping_proxy, (dict(obj),)  # a read-only view of a copy: what it shows is all it is
+    proxy = _multidict_proxy(obj)
+    if proxy is not None:
+        return proxy
+    kind = _VIEWS.get(type(obj))
+    if kind is not None:
+        return dict_view, (kind, list(obj))
+    if type(obj) is memoryview:
+        return memory, (obj.tobytes(), obj.format, obj.shape, obj.readonly)
+    owner = getattr(obj, "__self__", None)
+    if type(obj) is types.MethodType and not isinstance(owner, types.ModuleType) \
+            and (not isinstance(owner, type) or _named(owner)) \
+            or type(obj) in (types.BuiltinMethodType, types.MethodWrapperType) \
+            and (is_value_type(type(owner)) and (owner is not None or type(obj) is types.MethodWrapperType)
+                 or isinstance(owner, type) and _named(owner)):  # a Cython module's function: no __self__
+        return bound_method, (owner, obj.__name__)  # parser.getint, (10).bit_length, int.mro, Cls.create
+    if type(obj) is types.CodeType:  # a summary: names and counts, never the code or its constants
+        return code_summary, ({name: getattr(obj, name) for name in _CODE_FIELDS},)
+    if type(obj) in _DESCRIPTORS and _named(obj.__objclass__):
+        return bound_method, (obj.__objclass__, obj.__name__)  # OSError.errno
+    if type(obj).__module__ == "typing" and type(obj).__name__ == "TypeVar" and (
+            not _named_by_reduce(obj) or _of_tests(obj.__module__) or obj.__module__ == "__main__"):
+        return type_variable, (obj.__name__, obj.__constraints__, obj.__bound__, obj.__covariant__,
+                               obj.__contravariant__)
+    if isinstance(obj, type) and obj in _BUILTIN_TYPES.values() and not _named(obj):
+        return builtin_type, (obj.__qualname__,)
+    if type(obj) in _LOCKS:
+        return new_lock, (_LOCKS[type(obj)],)
+    ssl = sys.modules.get("ssl")  # none made where the module was never imported
+    if ssl is not None and type(obj) is ssl.SSLContext:
+        return ssl_context, (int(obj.protocol), {name: int(getattr(obj, name)) for name in _SSL_SETTINGS})
+    if as_values and type(obj) is _CONDITION and type(getattr(obj, "_lock", None)) in _LOCKS:
+        return new_condition, (obj._lock,)  # a queue's: its waiters are threads, which stay where they are
+    fields = getattr(type(obj), "_fields", None)
+    if isinstance(obj, tuple) and isinstance(fields, tuple) and not _named(type(obj)):
+        return named_tuple, (type(obj).__name__, fields, tuple(obj))
+    base = _value_base(type(obj)) if as_values or type(obj).__module__ == __name__ else None  # marked here: marked there
+    if base is not None:
+        marks = _marks(type(obj), base)
+        if marks:
+            made, arguments = _as_base(obj, base)
+            return marked, (type(obj).__name__, marks, made(*arguments))
+        return _as_base(obj, base)
+    if not as_values and isinstance(obj, BaseException) and type(obj) not in EXCEPTIONS \
+            and type(obj).__reduce__ is BaseException.__reduce__ and type(obj).__reduce_ex__ is object.__reduce_ex__:
+        # the judge's exception: its arguments as it holds them, not as its __init__ takes them (a project's
+        # CompilationError(filename=...) holds none), as the judge reads the candidate's
+        return copyreg.__newobj__, (type(obj), *obj.args), obj.__dict__ or None
+    if not as_values and not isinstance(obj, type) and _guarded_slots(type(obj)):
+        reduced = obj.__reduce_ex__(4)  # the judge's object: its slots set as data in the candidate's process
+        if isinstance(reduced, tuple) and reduced[0] is copyreg.__newobj__:
+            return (*reduced, *(None,) * (5 - len(reduced)), set_state)[:6]
+    return NotImplemented
 
 
 def _multidict_proxy(obj):
