@@ -97,8 +97,9 @@ def _problem_set(problems: str | Path, options: dict[str, Any]) -> ProblemSet:
     key = (str(problems), tuple(sorted(options.items())))
     with _opening:
         if key not in _opened:
-            if not _opened:
-                atexit.register(_close_opened)
+            if not _opened:  # at the interpreter's exit, while its process pools still take work: concurrent.futures
+                # stops them from threading's exit hooks, which run before atexit's, in the reverse of their order
+                getattr(threading, "_register_atexit", atexit.register)(_close_opened)
             _opened[key] = open_problems(problems, **options)
         return _opened[key]
 

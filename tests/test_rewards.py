@@ -3,6 +3,8 @@ functions, verl's compute_score and its batch form, and the datasets ``repoexec 
 
 import asyncio
 import json
+import subprocess
+import sys
 
 import pytest
 
@@ -78,6 +80,20 @@ def test_verl_compute_score_and_its_batch_form(problems, repoexec_cache):
     assert [entry["score"] for entry in batch] == [1.0, 0.0]
     with pytest.raises(ValueError, match="reward_kwargs: give problems"):
         compute_score("pytest-repoexec", "x", problem.id)
+
+
+def test_a_process_that_scored_for_verl_closes_what_it_opened_as_it_exits(repoexec_cache, tmp_path):
+    """verl never closes what its reward calls opened: the process's exit does, while its workers still take work
+    (concurrent.futures stops its pools before atexit's hooks run: closing them then was a traceback)."""
+    problem = PROBLEMS[1]
+    script = tmp_path / "score.py"
+    script.write_text("from pytest_repoexec.rewards import compute_score\n"
+                      "if __name__ == '__main__':  # its workers are spawned: they import this file again\n"
+                      f"    print(compute_score('pytest-repoexec', {problem.reference!r}, {problem.id!r}, None, "
+                      f"problems={str(SHIPPED)!r}, cache={str(repoexec_cache)!r}, workers=1)['score'])\n")
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0 and done.stdout.strip() == "1.0", done.stderr[-3000:]
+    assert "Traceback" not in done.stderr and "Exception ignored" not in done.stderr, done.stderr[-3000:]
 
 
 def test_a_verdict_that_does_not_count_is_never_a_made_up_number():

@@ -259,7 +259,10 @@ def test_each_process_tree_of_a_split_sample_has_its_cpu_counted(pytester, repoe
     assert plain.judge == burnt.judge == "apart" and {test.outcome for test in burnt.tests} == {"passed"}
     for run in (plain, burnt):
         assert set(run.cpu) == {"judge", "judge system", "candidate", "candidate system"}
-        assert 0 < run.cpu["judge system"] <= run.cpu["judge"] and 0 < run.cpu["candidate system"] <= run.cpu["candidate"]
+        # (a tree's split between user and system time is the kernel's estimate from its clock ticks: a short tree's
+        # system time may be 0)
+        assert 0 <= run.cpu["judge system"] <= run.cpu["judge"] and 0 <= run.cpu["candidate system"] <= run.cpu["candidate"]
+        assert run.cpu["judge"] > 0 and run.cpu["candidate"] > 0
     calls = len(burnt.tests)  # each test calls it once at least
     assert burnt.cpu["candidate"] - plain.cpu["candidate"] >= 0.09 * calls
     assert burnt.cpu["judge"] < plain.cpu["judge"] + 0.05 * calls
