@@ -191,6 +191,53 @@ def test_a_problems_samples_fork_from_a_zygote_that_never_imports_the_reference(
     assert ["warm start" in run.phases for run in runs] == [True, False, False]
 
 
+# the candidate's module, run where the package imports it first: it reads re's cache before anything of the
+# sample's has compiled a pattern
+_READS_THE_PATTERN_CACHE = """\
+import re
+
+_SEEN = [key[1] for cache in (getattr(re, "_cache", {}), getattr(re, "_cache2", {})) for key in list(cache)]
+WARM = "[a-z]+-word-pattern" in _SEEN and "core-own-[0-9]+" not in _SEEN
+
+from .util import SCALE, clamp
+
+OWN = re.compile("core-own-[0-9]+")
+
+
+def scaled(value):
+    return clamp(value * SCALE, 0, 100) if WARM else -1
+"""
+
+
+def test_a_zygote_compiles_the_patterns_of_the_modules_it_leaves_to_its_samples_never_the_focal_modules(
+    pytester, repoexec_cache
+):
+    project = write_mini_project(pytester.path)
+    package = project / "repo" / "mini"
+    # the package imports the focal module, so the zygote imports none of its modules; a sibling compiles a
+    # pattern as it is imported, and so does the focal module's own top level
+    (package / "__init__.py").write_text("from .core import *\nfrom . import words\n")
+    (package / "words.py").write_text('import re\n\nWORD = re.compile("[a-z]+-word-pattern")\n')
+    core = package / "core.py"
+    core.write_text('import re\n\nOWN = re.compile("core-own-[0-9]+")\n' + core.read_text())
+    problem = ProblemLoader().load(project / "scaled" / "problem.toml")
+    env = Environments(repoexec_cache).get(problem.project)
+    outcomes = {}
+    for zygotes in (8, 0):
+        executor = WarmExecutor(test_timeout=5, sample_timeout=60, sandbox=make_sandbox("bwrap"), zygotes=zygotes)
+        try:
+            run = executor.run(env, problem, _READS_THE_PATTERN_CACHE)
+            outcomes[zygotes] = (run.judge, sorted({test.outcome for test in run.tests}))
+            made = [zygote for process in executor.processes.values() for zygote in process.zygotes.values()
+                    if zygote.collected is None]
+            assert [zygote.modules for zygote in made] == ([[]] if zygotes else [])
+        finally:
+            executor.close()
+    # forked from the zygote, the sibling's pattern is in the cache and the focal module's is not; forked from
+    # the warm process, neither is (the candidate's code fails: the check above can tell them apart)
+    assert outcomes == {8: ("apart", ["passed"]), 0: ("apart", ["failed"])}
+
+
 def verdicts(run):
     return (sorted((test.name, test.outcome, test.error_type) for test in run.tests),
             sorted((error.name, error.error_type) for error in run.collect_errors), run.judge)
