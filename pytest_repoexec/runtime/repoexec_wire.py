@@ -140,6 +140,7 @@ IMMUTABLE = (bool, int, float, complex, str, bytes, tuple, frozenset, type(None)
 
 
 _NO_IDENTITY = (*IMMUTABLE, list, dict, set, bytearray)  # a copy serves: a value, or a container of changed contents
+_NO_IDENTITY_TYPES = frozenset(_NO_IDENTITY)
 
 
 def identities(arguments):
@@ -147,9 +148,10 @@ def identities(arguments):
     adapter``), and for each such item of an argument that is a list, tuple or dict: the same keys on both sides
     of the channel, the judge's originals and the candidate's process's copies."""
     for index, value in enumerate(arguments):
-        items = enumerate(value) if type(value) in (list, tuple) else enumerate(value.values()) \
-            if type(value) is dict else ()
-        yield from (((index, place), item) for place, item in items if not isinstance(item, _NO_IDENTITY))
+        items = value if type(value) in (list, tuple) else value.values() if type(value) is dict else ()
+        if not set(map(type, items)) <= _NO_IDENTITY_TYPES:  # in C first: a million strings 23 ms, not 170
+            yield from (((index, place), item) for place, item in enumerate(items)
+                        if not isinstance(item, _NO_IDENTITY))
         if not isinstance(value, _NO_IDENTITY):
             yield (index,), value
 
