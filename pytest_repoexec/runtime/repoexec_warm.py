@@ -237,6 +237,23 @@ def _read_all(fd):
     return b"".join(chunks)
 
 
+def _in_child(work):
+    """What ``work()`` returns (JSON), run in a child: what it imports or changes stays out of this process. None
+    where the child ended without an answer."""
+    read, write = os.pipe()
+    child = os.fork()
+    if child == 0:
+        os.close(read)
+        try:
+            os.write(write, json.dumps(work()).encode("utf-8"))
+        finally:
+            os._exit(0)
+    os.close(write)
+    answer = _read_all(read)
+    os.waitpid(child, 0)
+    return json.loads(answer) if answer else None
+
+
 def _keeper(fds, parent):
     """A: reads the sample's request (the warm process never does: nothing of one sample, its tests, expected
     values or module, is in the memory that later samples are forked from); the sample's namespaces are made
@@ -452,27 +469,20 @@ def _importable_prefix(names):
     children (an import that fails, or that asked for the focal module and got over the refusal, leaves state
     that a sample's fresh import would not have): each round drops the first name that did not import."""
     names = list(names)
+
+    def first_failing():
+        for index, name in enumerate(names):
+            asked = _REFUSED.asked
+            try:
+                importlib.import_module(name)
+            except BaseException:
+                return index
+            if _REFUSED.asked != asked:
+                return index
+        return len(names)
+
     for _ in range(8):
-        read, write = os.pipe()
-        child = os.fork()
-        if child == 0:
-            os.close(read)
-            failed = len(names)
-            for index, name in enumerate(names):
-                asked = _REFUSED.asked
-                try:
-                    importlib.import_module(name)
-                except BaseException:
-                    failed = index
-                    break
-                if _REFUSED.asked != asked:
-                    failed = index
-                    break
-            os.write(write, str(failed).encode())
-            os._exit(0)
-        os.close(write)
-        failed = int(_read_all(read) or b"0")
-        os.waitpid(child, 0)
+        failed = _in_child(first_failing) or 0
         if failed == len(names):
             return names
         names = names[:failed] + names[failed + 1:]
@@ -504,10 +514,7 @@ def _patterns_compiled(names, focal):
     import re
     import warnings
 
-    read, write = os.pipe()
-    child = os.fork()
-    if child == 0:
-        os.close(read)
+    def imported():
         found = []
         compiled = re._compile
 
@@ -520,21 +527,16 @@ def _patterns_compiled(names, focal):
                              else ["bytes", base64.b64encode(pattern).decode("ascii"), int(flags)])
             return made
 
-        try:
-            re._compile = recorded
-            sys.meta_path[sys.meta_path.index(_REFUSED)] = _Emptied(focal)
-            for name in names:
-                try:
-                    importlib.import_module(name)
-                except BaseException:
-                    pass
-            os.write(write, json.dumps(found).encode("utf-8"))
-        finally:
-            os._exit(0)
-    os.close(write)
-    found = _read_all(read)
-    os.waitpid(child, 0)
-    return json.loads(found or b"[]")
+        re._compile = recorded
+        sys.meta_path[sys.meta_path.index(_REFUSED)] = _Emptied(focal)
+        for name in names:
+            try:
+                importlib.import_module(name)
+            except BaseException:
+                pass
+        return found
+
+    return _in_child(imported) or []
 
 
 def _compile(patterns):
@@ -608,29 +610,21 @@ def _preload(config):
     import _pytest.python
 
     _pytest.config.get_config()  # imports pytest's built-in plugins, as every session does
-    read, write = os.pipe()
-    child = os.fork()
-    if child == 0:
-        os.close(read)
-        try:
-            os.chdir(config["source_root"])
-            sys.path[:] = [config["import_root"], *sys.path[1:]]
-            before = set(sys.modules)
-            for name in config["modules"]:
-                try:
-                    importlib.import_module(name)
-                except BaseException:
-                    pass  # the test process says why, if it matters
-            project = tuple(config["project_paths"])
-            found = [name for name, module in list(sys.modules.items())
-                     if name not in before and _importable(module) and not _origin(module).startswith(project)]
-            os.write(write, json.dumps(found).encode("utf-8"))
-        finally:
-            os._exit(0)
-    os.close(write)
-    found = _read_all(read)
-    os.waitpid(child, 0)
-    names = json.loads(found or b"[]")
+
+    def imported():
+        os.chdir(config["source_root"])
+        sys.path[:] = [config["import_root"], *sys.path[1:]]
+        before = set(sys.modules)
+        for name in config["modules"]:
+            try:
+                importlib.import_module(name)
+            except BaseException:
+                pass  # the test process says why, if it matters
+        project = tuple(config["project_paths"])
+        return [name for name, module in list(sys.modules.items())
+                if name not in before and _importable(module) and not _origin(module).startswith(project)]
+
+    names = _in_child(imported) or []
     for name in names:
         if name in sys.modules:
             continue
