@@ -209,6 +209,21 @@ def denied_function():
     import os
     return os.system
 
+def configured_logger(path, with_function_filter=False):
+    import logging
+    logger = logging.getLogger("shop.log")
+    logger.setLevel(logging.INFO)
+    del logger.handlers[:]
+    logger.addHandler(logging.FileHandler(path))
+    logger.addHandler(logging.StreamHandler())
+    if with_function_filter:
+        logger.addFilter(lambda record: True)
+    return logger
+
+def named_in_sys():
+    import sys
+    return sys.path, sys.getrecursionlimit, sys.settrace
+
 def environment(name):
     import os
     return os.environ.get(name)
@@ -999,6 +1014,33 @@ def test_a_library_object_holding_the_candidates_function_and_a_denied_function_
     with pytest.raises(WireError, match="may not hold an object of the candidate.s process"):
         call(judge, "library_holding_a_function")
     assert isinstance(call(judge, "denied_function"), repoexec_judge.Handle)  # os.system stays the candidate's
+
+
+def test_a_logger_is_the_judges_own_of_its_name_set_as_the_candidates_and_its_file_handler_opens_nothing(
+        channel, tmp_path):
+    import logging
+
+    judge, _ = channel
+    path = tmp_path / "debug.log"
+    logger = call(judge, "configured_logger", str(path))
+    assert logger is logging.getLogger("shop.log") and logger.level == logging.INFO  # cookiecutter configure_logger
+    file_handler, stream_handler = logger.handlers
+    assert type(file_handler) is logging.FileHandler and file_handler.baseFilename == str(path)
+    assert type(stream_handler) is logging.StreamHandler and stream_handler.stream is sys.stderr
+    path.unlink()  # the candidate's process opened it; the judge's copy writes to a stream of its own
+    logger.info("logged in the judge")
+    file_handler.close()
+    logger.info("after close")
+    assert not path.exists() and type(file_handler.stream) is io.StringIO  # reopened: a stream again
+    with pytest.raises(WireError, match="may not hold an object of the candidate.s process"):
+        call(judge, "configured_logger", str(path), True)  # a filter that is the candidate's function
+
+
+def test_the_import_path_and_sys_readers_cross_as_the_judges_own_and_no_other_function_of_sys_does(channel):
+    judge, _ = channel
+    path, reader, tracer = call(judge, "named_in_sys")
+    assert path is sys.path and reader is sys.getrecursionlimit  # scrapy's load_object("sys.path") is sys.path
+    assert isinstance(tracer, repoexec_judge.Handle)  # sys.settrace changes the process: the candidate's own
 
 
 def test_the_environment_a_test_changes_reaches_the_candidate_and_the_runtimes_own_does_not(channel, monkeypatch):

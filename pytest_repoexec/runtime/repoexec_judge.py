@@ -849,8 +849,8 @@ class Channel:
             return repoexec_futures.awaiting(Handle(self, pid[1], "Future"))
         if pid[0] == "instance" and len(pid) == 4 and isinstance(pid[1], int):
             return self._instance(pid[1], pid[2:])
-        if pid[0] == "std" and pid[1] in ("stdin", "stdout", "stderr"):
-            return getattr(sys, pid[1])  # the judge's own stream where the candidate's object held its own
+        if pid[0] == "std" and pid[1] in ("stdin", "stdout", "stderr", "path"):
+            return getattr(sys, pid[1])  # the judge's own stream (or import path) where the candidate's was
         if pid[0] == "new module" and len(pid) == 2 and isinstance(pid[1], str):
             return types.ModuleType(pid[1][:200])  # one the candidate made: an empty one of its name
         if pid[0] == "module" and len(pid) == 2:

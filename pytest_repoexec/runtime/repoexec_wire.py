@@ -68,7 +68,8 @@ VALUE_CALLS = {("re", "_compile"), ("repoexec_wire", "dict_view"), ("repoexec_wi
                ("repoexec_wire", "named_tuple"), ("repoexec_wire", "new_lock"), ("repoexec_wire", "new_condition"), ("repoexec_wire", "bound_method"),
                ("repoexec_wire", "builtin_type"), ("repoexec_wire", "type_variable"), ("repoexec_wire", "code_summary"),
                ("repoexec_wire", "default_dict"), ("repoexec_wire", "mapping_proxy"), ("repoexec_wire", "marked"),
-               ("repoexec_wire", "ssl_context"), ("repoexec_wire", "stood_for"),
+               ("repoexec_wire", "ssl_context"), ("repoexec_wire", "stood_for"), ("repoexec_wire", "named_logger"),
+               ("repoexec_wire", "detached_stream"), ("repoexec_wire", "detached_opener"),
                ("repoexec_futures", "deferred"), ("repoexec_futures", "failure"), ("repoexec_futures", "future")}
 WIRE_CALLS = frozenset((module, name) for module, name in VALUE_CALLS if module.startswith("repoexec_"))
 # numpy's arrays and scalars, the one third-party value type RepoExec's expected outputs hold
@@ -97,6 +98,10 @@ REFERENCES_ONLY = frozenset({"inspect", "functools", "operator", "itertools", "t
 # structseqs of a denied module that are values all the same (os.stat() and the like)
 ALLOWED_DENIED = {("functools", "partial"), ("os", "stat_result"), ("os", "statvfs_result"), ("os", "terminal_size"), ("os", "times_result"),
                   ("os", "uname_result"), ("types", "SimpleNamespace")}
+# functions of a denied module that the judge takes by name all the same: they take no argument and change
+# nothing, so a test that calls what the candidate named gets the judge's own reading (``sys.getrecursionlimit``)
+DENIED_READERS = frozenset({("sys", "getrecursionlimit"), ("sys", "getdefaultencoding"),
+                            ("sys", "getfilesystemencoding"), ("sys", "getswitchinterval")})
 
 
 class WireError(Exception):
@@ -318,6 +323,8 @@ def resolve_global(module, qualname, roots):
         found = getattr(getattr(builtins, owner, None), name, None)
         return found if isinstance(getattr(builtins, owner, None), type) and type(found).__name__ in (
             "wrapper_descriptor", "method_descriptor") else None
+    if (module, qualname) in DENIED_READERS:
+        return getattr(sys.modules[module], qualname)
     owner = trusted_module(module, roots)
     if owner is None or not isinstance(qualname, str) or "<" in qualname:
         return None
@@ -860,6 +867,12 @@ def converted(obj, as_values=False):
         wrapped = _stands_for(obj)
         if wrapped is not None:
             return stood_for, (wrapped,)
+        logging = sys.modules.get("logging")  # none to cross where the module was never imported
+        if logging is not None and type(obj) in (logging.Logger, logging.RootLogger):
+            return named_logger, (None if obj is logging.root else obj.name, obj.level, obj.propagate, obj.disabled,
+                                  list(obj.handlers), list(obj.filters))
+        if logging is not None and isinstance(obj, logging.FileHandler) and obj.stream is not None:
+            return copyreg.__newobj__, (type(obj),), {**vars(obj), "stream": _DETACHED, "_builtin_open": _REOPENED}
     if type(obj).__module__ in repoexec_futures.MODULES:
         future = repoexec_futures.reduced(obj, as_values)
         if future is not None:
@@ -1060,6 +1073,47 @@ def _builtin_types():
 
 
 _BUILTIN_TYPES = _builtin_types()
+
+
+def named_logger(name, level, propagate, disabled, handlers, filters):
+    """A logger the candidate's process answered: the judge's own of that name (``configure_logger() is
+    getLogger("cookiecutter")``, as in one process), set as the answer's was. Only its settings are taken, each
+    data or a handler or filter that crossed as any object does; what the judge's logging then does with them
+    writes to the judge's own streams or to a detached one, and decides nothing."""
+    import logging
+
+    if not (name is None or type(name) is str) or type(level) is not int or type(propagate) is not bool \
+            or type(disabled) is not bool or type(handlers) is not list or type(filters) is not list \
+            or not all(isinstance(handler, logging.Handler) for handler in handlers) \
+            or not all(isinstance(kept, logging.Filter) for kept in filters):
+        raise WireError("a logger may cross only with a level, its switches, handlers and filters")
+    logger = logging.getLogger(name)
+    logger.setLevel(level)
+    logger.propagate, logger.disabled = propagate, disabled
+    logger.handlers[:], logger.filters[:] = handlers, filters
+    return logger
+
+
+def detached_stream(*_, **__):
+    """Where a file handler's open file was: an empty text stream of the judge's, so that its copy writes to no
+    file (the judge opens none for a candidate) and a test may still log through it."""
+    return io.StringIO()
+
+
+def detached_opener():
+    """What a file handler's copy opens its file with, once closed: an empty stream again, never a file."""
+    return detached_stream
+
+
+class _Marker:
+    def __init__(self, made_by):
+        self.made_by = made_by
+
+    def __reduce__(self):
+        return self.made_by, ()
+
+
+_DETACHED, _REOPENED = _Marker(detached_stream), _Marker(detached_opener)
 
 
 def new_lock(kind):
