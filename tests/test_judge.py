@@ -186,6 +186,17 @@ def shape_of(function):
     return (function.__name__, function.__code__.co_argcount, list(inspect.signature(function).parameters),
             sorted(k for k in function.__globals__ if not k.startswith("__")), function(2))
 
+def register_codecs():
+    import codecs
+    from shop.money import shop_codec
+    codecs.register(shop_codec)
+    codecs.register(lambda name: codecs.lookup("utf-8") if name == "candidate_codec" else None)
+    return "registered"
+
+def distinct_keys(items, key):
+    import builtins
+    return len({key(item) for item in items}), key.__globals__ == {"__builtins__": builtins}, key
+
 def call_twice(function):
     return function(1), function(1, 5)
 
@@ -440,7 +451,13 @@ def honest_values():
 '''
 
 PROJECT_MONEY = '''
+import codecs
 import dataclasses
+
+
+def shop_codec(name):  # a codec search function of the project's (flutils' raw_utf8_escape)
+    return codecs.CodecInfo(codecs.lookup("rot13").encode, codecs.lookup("rot13").decode, name="shop-rot") \\
+        if name == "shop_rot" else None
 
 
 class Refused(Exception):  # its __init__ passes nothing on: made with keywords, its args are ()
@@ -960,6 +977,32 @@ def test_a_lent_function_has_the_test_functions_shape_and_nothing_of_its_globals
     seen = []
     assert call(judge, "call_twice", lambda a, b=7: seen.append((a, b)) or a + b) == (8, 6)
     assert seen == [(1, 7), (1, 5)]  # the judge's default where the candidate passed none
+
+
+def test_a_codec_the_call_registered_is_the_projects_own_registered_in_the_judge_and_the_candidates_never(channel):
+    import codecs
+
+    judge, _ = channel
+    with pytest.raises(LookupError):
+        codecs.encode("abc", "shop_rot")
+    assert call(judge, "register_codecs") == "registered"
+    try:
+        assert codecs.encode("abc", "shop_rot") == "nop"  # flutils: 'test'.encode('raw_utf8_escape') in the test
+        with pytest.raises(LookupError):
+            codecs.lookup("candidate_codec")  # its own search function: nothing of the candidate's runs here
+    finally:
+        for registered in judge.codecs:
+            codecs.unregister(registered)
+
+
+def test_a_tests_function_of_builtins_alone_runs_in_the_candidates_process_and_any_other_is_lent(channel):
+    judge, _ = channel
+    key = lambda item: (item % 3)  # noqa: E731 (scrapy's unique(range(1000000), key=...): no round trip a call)
+    assert call(judge, "distinct_keys", range(300000), key) == (3, True, key)
+    step = 3
+    assert call(judge, "distinct_keys", range(30), lambda item: item % step)[:2] == (3, False)  # a closure
+    assert call(judge, "distinct_keys", range(30), lambda item: textwrap.dedent(str(item)))[:2] == (30, False)
+    assert call(judge, "distinct_keys", range(30), lambda item, seen=[]: seen.append(item) or 0)[:2] == (1, False)
 
 
 @pytest.mark.parametrize("name", ["__globals__", "__code__", "__closure__", "__dict__", "__class__", "co_consts"])

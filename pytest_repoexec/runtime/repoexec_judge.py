@@ -8,9 +8,12 @@ Only the inner plugin opens the channel (``open_channel``), before the tests' mo
 """
 
 import builtins
+import codecs
 import collections
 import functools
+import dis
 import inspect
+import marshal
 import os
 import pickle
 import select
@@ -463,6 +466,7 @@ class Channel:
         self.on_stop = on_stop  # told why the session must stop (the candidate's process is gone or stuck)
         self.ids = 0
         self.lent, self.lent_ids = {}, {}  # the judge's objects the candidate may call back: hid -> object
+        self.codecs = []  # the project's codec search functions registered here for the candidate's process
         self.objects = {}  # the candidate's objects answered by value, by the number its process gave them
         self.instances = {}  # hid -> the RemoteInstance that stands for the candidate's instance of that number
         self.making = None  # the remote class (or the judge's subclass of it) an instance is being made of
@@ -724,6 +728,15 @@ class Channel:
                     except Exception:
                         pass
             return False, None
+        if kind == "codecs":  # search functions the call registered there: the judge's own project's, by name
+            for named in message[1] if len(message) == 2 and isinstance(message[1], list) else ():
+                found = resolve_global(*named, self.project_roots) if isinstance(named, tuple) and len(named) == 2 \
+                    and all(isinstance(part, str) for part in named) else None
+                if type(found) is types.FunctionType and module_of_project(named[0], self.project_roots) \
+                        and found not in self.codecs:
+                    codecs.register(found)
+                    self.codecs.append(found)
+            return False, None
         if kind not in ("return", "raise") or len(message) != 4:
             raise WireError(f"a message of kind {kind!r}")
         _, answered, *rest = message
@@ -813,6 +826,9 @@ class Channel:
                 raise pickle.PicklingError(f"the tests' module {obj.__name__} may not be sent")
             return ("module", obj.__name__)  # the candidate's process imports its own
         if isinstance(obj, FUNCTION_TYPES) and not _by_reference(obj):
+            if _pure(obj):  # a test's key function: called where the candidate calls it, with no round trip
+                self.in_reference = 4
+                return ("judge code", self._lend(obj, None)[1], marshal.dumps(obj.__code__), obj.__name__)
             return self._lend(obj, _described_function(obj))
         if repoexec_futures.pending(obj):  # a future there, settled by awaiting this one here
             return ("judge future", self._lend(obj, None)[1])
@@ -914,6 +930,45 @@ def _by_reference(obj):
 
 _READING = frozenset({"keys", "values", "items", "get", "copy", "count", "index", "__getitem__", "__contains__",
                       "__len__", "__iter__"})  # a container's methods that change nothing
+
+
+# What a test's function may use to be sent by its code: builtins that compute from their arguments alone.
+_PURE_BUILTINS = frozenset({
+    "abs", "all", "any", "ascii", "bin", "bool", "bytes", "callable", "chr", "complex", "dict", "divmod", "enumerate",
+    "filter", "float", "format", "frozenset", "getattr", "hasattr", "hex", "int", "isinstance", "issubclass", "iter",
+    "len", "list", "map", "max", "min", "next", "oct", "ord", "pow", "range", "repr", "reversed", "round", "set",
+    "slice", "sorted", "str", "sum", "tuple", "type", "zip", *(name for name, value in vars(builtins).items()
+                                                                if isinstance(value, type) and issubclass(value, BaseException))})
+_PURE_CONSTANTS = (type(None), bool, int, float, complex, str, bytes, type(Ellipsis))
+_NOT_PURE = frozenset({"IMPORT_NAME", "IMPORT_FROM", "IMPORT_STAR", "LOAD_BUILD_CLASS", "STORE_GLOBAL", "DELETE_GLOBAL",
+                       "LOAD_NAME", "STORE_NAME", "DELETE_NAME", "LOAD_CLASSDEREF"})
+
+
+def _pure(function):
+    """A test's function that computes from its arguments alone (``key=lambda x: x % 3``): no closure, defaults,
+    attributes or globals, builtins of ``_PURE_BUILTINS`` only, constants that are scalars. It is sent as its code
+    and made again in the candidate's process, where a call costs no round trip (``unique(range(1000000),
+    key=...)``); its code shows the candidate nothing that calling it there would not, and what it returns
+    decides nothing: the candidate's code uses it as it would use the judge's."""
+    if type(function) is not types.FunctionType or function.__closure__ or function.__defaults__ \
+            or function.__kwdefaults__ or function.__dict__:
+        return False
+    codes = [function.__code__]
+    while codes:
+        code = codes.pop()
+        for constant in code.co_consts:
+            if type(constant) is types.CodeType:
+                codes.append(constant)
+            elif type(constant) is tuple:
+                if not all(type(item) in _PURE_CONSTANTS for item in constant):
+                    return False
+            elif type(constant) not in _PURE_CONSTANTS:
+                return False
+        for instruction in dis.get_instructions(code):
+            if instruction.opname in _NOT_PURE or instruction.opname == "LOAD_GLOBAL" and (
+                    instruction.argval not in _PURE_BUILTINS or instruction.argval in function.__globals__):
+                return False
+    return True
 
 
 def _described_function(obj):

@@ -8,12 +8,15 @@ file is a courtesy to honest code (values by pickle, the rest as handles), not a
 """
 
 import argparse
+import builtins
+import codecs
 import copy
 import functools
 import importlib
 import inspect
 import io
 import itertools
+import marshal
 import os
 import pickle
 import signal
@@ -182,6 +185,12 @@ class Server:
                 self.lent[pid[1]] = made
                 self.lent_ids[id(made)] = pid[1]
             return self.lent[pid[1]]
+        if pid[0] == "judge code":  # a test's function of builtins alone (``repoexec_judge._pure``): made here
+            if pid[1] not in self.lent:
+                made = types.FunctionType(marshal.loads(pid[2]), {"__builtins__": builtins}, pid[3])
+                self.lent[pid[1]] = made
+                self.lent_ids[id(made)] = pid[1]
+            return self.lent[pid[1]]
         if pid[0] == "judge future":  # a test's pending future: one of ours, set by awaiting the judge's
             if pid[1] not in self.lent:
                 _loop()
@@ -280,6 +289,11 @@ class Server:
             payload = dumps(("raise", message[1], None, (None, text, "")))
         send(self.sock, payload)
 
+    def _left(self):
+        """What the call left in this process that the judge mirrors by name: modules imported, codecs registered."""
+        self._imported()
+        self._registered()
+
     def _imported(self):
         """Tell the judge the names of the modules a call imported (``google.auth.credentials``, loaded on first
         use): it imports those it trusts too, so a test reading ``google.auth.credentials`` finds it as it would
@@ -290,6 +304,14 @@ class Server:
         self.modules = set(sys.modules)
         if names:
             send(self.sock, dumps(("imported", names)))
+
+    def _registered(self):
+        """Tell the judge, by name, the codec search functions a call registered (flutils' ``register_codecs``):
+        it registers its own of those names, so that a test decoding with the codec finds it, as in one process."""
+        named = [found for found in map(_global_name, _CODECS_REGISTERED) if found]
+        _CODECS_REGISTERED.clear()
+        if named:
+            send(self.sock, dumps(("codecs", named)))
 
     # --- serving ---
 
@@ -390,11 +412,11 @@ class Server:
         try:
             value = self._run(target, args, kwargs, limit)
         except _CallTimeout:
-            self._imported()
+            self._left()
             self._send(("raise", number, None, ("Timeout", "the call ran past its limit", "")))
             return
         except BaseException as exc:
-            self._imported()
+            self._left()
             kind, told = limit_kind(exc), _told(exc)  # before _crossing drops it
             self._send(("raise", number, _crossing(exc), (kind.value if kind else None, f"{type(exc).__name__}: {exc}",
                                                          told, _described(exc))))
@@ -422,7 +444,7 @@ class Server:
             number_of = self.objects.setdefault(id(value), (len(self.objects) + 1, value))[0]
             changed[("obj", number_of)] = value
         self.by_value = {id(value) for value in changed.values()}
-        self._imported()
+        self._left()
         try:  # the new states first: the answer, if it is one of them, is then the argument itself
             self._send(("return", number, changed, value))
         finally:
@@ -719,15 +741,31 @@ def main(argv=None):
     if unfiltered:
         print(f"repoexec: no seccomp filter: {unfiltered}", file=sys.stderr)
     sys.path[:0] = [path for path in options.repoexec_path if path not in sys.path]
+    codecs.register = _recorded(codecs.register)
     try:
         module = importlib.import_module(options.repoexec_module)
     except BaseException as exc:  # every call answers with what the import raised
         module = _Broken(exc)
+    _CODECS_REGISTERED.clear()  # the module's import registers the same in the judge's own import
     global _UNDER_TEST
     _UNDER_TEST = () if isinstance(module, _Broken) else tuple(
         found for found in (getattr(module, name, None) for name in options.repoexec_class) if isinstance(found, type))
     Server(sock, module, options.repoexec_project_root, _UNDER_TEST).serve()
     return 0
+
+
+_CODECS_REGISTERED = []  # the codec search functions registered since the judge was last told
+
+
+def _recorded(register):
+    """``codecs.register``, noting each search function for ``Server._registered``."""
+
+    @functools.wraps(register)
+    def registering(search_function):
+        register(search_function)
+        _CODECS_REGISTERED.append(search_function)
+
+    return registering
 
 
 class _Broken:
