@@ -990,6 +990,7 @@ def test_a_codec_the_call_registered_is_the_projects_own_registered_in_the_judge
         assert codecs.encode("abc", "shop_rot") == "nop"  # flutils: 'test'.encode('raw_utf8_escape') in the test
         with pytest.raises(LookupError):
             codecs.lookup("candidate_codec")  # its own search function: nothing of the candidate's runs here
+        assert judge.codecs == [sys.modules["shop.money"].shop_codec]
     finally:
         for registered in judge.codecs:
             codecs.unregister(registered)

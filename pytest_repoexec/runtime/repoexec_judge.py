@@ -733,7 +733,7 @@ class Channel:
                 found = resolve_global(*named, self.project_roots) if isinstance(named, tuple) and len(named) == 2 \
                     and all(isinstance(part, str) for part in named) else None
                 if type(found) is types.FunctionType and module_of_project(named[0], self.project_roots) \
-                        and found not in self.codecs:
+                        and not hasattr(found, "_forward") and found not in self.codecs:  # never a stub
                     codecs.register(found)
                     self.codecs.append(found)
             return False, None
