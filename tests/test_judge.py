@@ -195,7 +195,8 @@ def register_codecs():
 
 def distinct_keys(items, key):
     import builtins
-    return len({key(item) for item in items}), key.__globals__ == {"__builtins__": builtins}, key
+    here = key.__globals__ == {"__builtins__": builtins} and key.__code__.co_filename == "<test>"  # no test's place
+    return len({key(item) for item in items}), here, key
 
 def call_twice(function):
     return function(1), function(1, 5)
@@ -220,12 +221,12 @@ def denied_function():
     import os
     return os.system
 
-def configured_logger(path, with_function_filter=False):
-    import logging
+def configured_logger(path, with_function_filter=False, buffering=False):
+    import logging, logging.handlers
     logger = logging.getLogger("shop.log")
     logger.setLevel(logging.INFO)
-    del logger.handlers[:]
-    logger.addHandler(logging.FileHandler(path))
+    del logger.handlers[:], logger.filters[:]
+    logger.addHandler(logging.handlers.MemoryHandler(10) if buffering else logging.FileHandler(path))
     logger.addHandler(logging.StreamHandler())
     if with_function_filter:
         logger.addFilter(lambda record: True)
@@ -949,6 +950,31 @@ def test_a_test_after_one_that_timed_out_keeps_nearly_all_of_its_limit(channel):
     assert outcomes == ["Timeout", 1.6, 1.6]
 
 
+def test_the_late_answer_of_a_call_the_test_left_is_dropped_even_where_it_gives_back_its_argument(channel):
+    """Read before the next call's, it referred to the arguments of a call the judge no longer had: a WireError
+    failed the next test (an honest one, on a loaded machine)."""
+    import signal
+
+    judge, _ = channel
+
+    class TestTimedOut(Exception):
+        pass
+
+    def timed_out(*_):
+        raise TestTimedOut
+
+    previous = signal.signal(signal.SIGALRM, timed_out)
+    judge.limit = 10.0  # the candidate's own alarm stays out of it: the test's ends the call
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 0.3)
+        with pytest.raises(TestTimedOut):
+            call(judge, "nap", 0.8)  # answers with its argument, ("arg", 0), after the test left
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    assert call(judge, "echo", "next") == "next"
+
+
 def test_the_target_modules_constant_passed_is_the_candidates_own(channel):
     import shop.candidate
 
@@ -1078,6 +1104,8 @@ def test_a_logger_is_the_judges_own_of_its_name_set_as_the_candidates_and_its_fi
     assert not path.exists() and type(file_handler.stream) is io.StringIO  # reopened: a stream again
     with pytest.raises(WireError, match="may not hold an object of the candidate.s process"):
         call(judge, "configured_logger", str(path), True)  # a filter that is the candidate's function
+    with pytest.raises(WireError, match="handlers that are logging's StreamHandler"):
+        call(judge, "configured_logger", str(path), False, True)  # a handler that hands records on
 
 
 def test_the_import_path_and_sys_readers_cross_as_the_judges_own_and_no_other_function_of_sys_does(channel):

@@ -457,6 +457,20 @@ def _class_described(cls):
         type.__setattr__(cls, name, made)
 
 
+class _Dropped:
+    """The arguments of a call whose answer is read only to be dropped (a timeout abandoned it): an answer that
+    gives one back (``nap(1.6)`` returns its argument) reads as None there, and is then dropped."""
+
+    def __len__(self):
+        return sys.maxsize
+
+    def __getitem__(self, index):
+        return None
+
+
+_DROPPED = _Dropped()
+
+
 class Channel:
     """The judge's connection to the candidate's process: calls out, answers (and callbacks) in."""
 
@@ -671,7 +685,7 @@ class Channel:
             if not select.select([self.sock], [], [], STUCK_GRACE)[0]:
                 self._stop(f"the candidate's process did not come back from a call that timed out in "
                            f"{STUCK_GRACE:.0f} s", CandidateStuck)
-            self._next(None, ())
+            self._next(None, _DROPPED)
 
     def _wait(self, number, arguments):
         __tracebackhide__ = True
@@ -828,7 +842,7 @@ class Channel:
         if isinstance(obj, FUNCTION_TYPES) and not _by_reference(obj):
             if _pure(obj):  # a test's key function: called where the candidate calls it, with no round trip
                 self.in_reference = 4
-                return ("judge code", self._lend(obj, None)[1], marshal.dumps(obj.__code__), obj.__name__)
+                return ("judge code", self._lend(obj, None)[1], marshal.dumps(_placeless(obj.__code__)), obj.__name__)
             return self._lend(obj, _described_function(obj))
         if repoexec_futures.pending(obj):  # a future there, settled by awaiting this one here
             return ("judge future", self._lend(obj, None)[1])
@@ -969,6 +983,12 @@ def _pure(function):
                     instruction.argval not in _PURE_BUILTINS or instruction.argval in function.__globals__):
                 return False
     return True
+
+
+def _placeless(code):
+    """The code with no file or line of the tests' (nested code too): where a test stands is not the candidate's."""
+    consts = tuple(_placeless(constant) if type(constant) is types.CodeType else constant for constant in code.co_consts)
+    return code.replace(co_filename="<test>", co_firstlineno=1, co_consts=consts)
 
 
 def _described_function(obj):

@@ -1079,19 +1079,33 @@ def named_logger(name, level, propagate, disabled, handlers, filters):
     """A logger the candidate's process answered: the judge's own of that name (``configure_logger() is
     getLogger("cookiecutter")``, as in one process), set as the answer's was. Only its settings are taken, each
     data or a handler or filter that crossed as any object does; what the judge's logging then does with them
-    writes to the judge's own streams or to a detached one, and decides nothing."""
+    writes to the judge's own streams or to a detached one, and decides nothing. Its handlers are logging's own
+    three, which write there or nowhere: the judge's logging (the project's code logs) never runs a handler that
+    connects, mails, renames files or hands records to another object."""
     import logging
 
     if not (name is None or type(name) is str) or type(level) is not int or type(propagate) is not bool \
             or type(disabled) is not bool or type(handlers) is not list or type(filters) is not list \
-            or not all(isinstance(handler, logging.Handler) for handler in handlers) \
+            or not all(_inert_handler(handler) for handler in handlers) \
             or not all(isinstance(kept, logging.Filter) for kept in filters):
-        raise WireError("a logger may cross only with a level, its switches, handlers and filters")
+        raise WireError("a logger may cross only with a level, its switches, filters and handlers that are "
+                        "logging's StreamHandler (to a standard stream), FileHandler or NullHandler")
     logger = logging.getLogger(name)
     logger.setLevel(level)
     logger.propagate, logger.disabled = propagate, disabled
     logger.handlers[:], logger.filters[:] = handlers, filters
     return logger
+
+
+def _inert_handler(handler):
+    """A handler of logging's own three that writes only to the judge's standard streams or a detached stream."""
+    import logging
+
+    if type(handler) is logging.NullHandler:
+        return True
+    stream = getattr(handler, "stream", None)
+    return type(handler) in (logging.StreamHandler, logging.FileHandler) and (
+        stream is sys.stdout or stream is sys.stderr or type(stream) is io.StringIO)
 
 
 def detached_stream(*_, **__):
