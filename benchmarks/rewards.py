@@ -9,6 +9,8 @@ its ``pass`` body, up to ``--mutants`` mutants, the first two again). After an u
 builds the environments, each run judges the whole workload afresh (``--repoexec-fresh``: every distinct
 module evaluated) with ``--workers`` judging processes:
 ``pytest``: ``pytest -n WORKERS`` with the workload as a replay file; ``api batch``: one ``score_batch`` call;
+``api no TR``: the same with ``tr=False``, as a pass reward asks (failing samples stop at their first failing test;
+its verdicts must be pytest's but for tests passed);
 ``api C``: the samples streamed through ``ascore`` with C at once; ``service C``: ``repoexec serve`` on
 loopback, one sample a request, C requests at once (aiohttp); ``ray``: a ``RayPool`` on a one-node local
 cluster of WORKERS CPUs (``--ray``). Each run's time counts from its start (a pytest session, opening the
@@ -38,8 +40,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from throughput import session, workload  # noqa: E402  (the same workload, the same pytest session)
 
 
-def verdict_of(entry: dict) -> tuple:
-    return entry["passed"], entry["tests_passed"], entry["error_type"]
+def verdict_of(entry: dict, tr: bool = True) -> tuple:
+    """What a run's verdict must share with pytest's: all of it, but tests passed where no TR was asked for."""
+    return entry["passed"], entry["tests_passed"] if tr else None, entry["error_type"]
 
 
 def percentile(values: list[float], share: float) -> float:
@@ -47,11 +50,12 @@ def percentile(values: list[float], share: float) -> float:
     return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
 
 
-def api_batch(out: Path, samples: list[tuple[str, str]], workers: int) -> tuple[float, list[Verdict], list[float]]:
+def api_batch(out: Path, samples: list[tuple[str, str]], workers: int,
+              tr: bool = True) -> tuple[float, list[Verdict], list[float]]:
     began = time.perf_counter()
     with ProblemSet([out], settings_for(workers=workers, fresh=True)) as problems:
         submitted = time.perf_counter()
-        futures = problems.submit_batch(samples)
+        futures = problems.submit_batch(samples, tr=tr)
         finished: list[float] = [0.0] * len(futures)
         for index, future in enumerate(futures):
             future.add_done_callback(lambda _, index=index: finished.__setitem__(index, time.perf_counter()))
@@ -173,11 +177,12 @@ def main() -> None:
         session(out, replay, str(args.workers), scratch / "setup.json", "--repoexec-n=1")  # builds environments
         took = session(out, replay, str(args.workers), scratch / "pytest.json", "--repoexec-fresh")
         report = json.loads((scratch / "pytest.json").read_text())
-        by_pytest = {(entry["problem"], entry["sample"]): verdict_of(entry) for entry in report["samples"]}
+        by_pytest = {(entry["problem"], entry["sample"]): entry for entry in report["samples"]}
         print(f"{'run':12} {'samples/s':>9} {'x pytest':>8} {'p50 s':>7} {'p95 s':>7}  verdicts not pytest's")
         print(f"{'pytest':12} {len(by_pytest) / took:9.2f} {1.0:8.2f} {'-':>7} {'-':>7}  "
               f"({len(by_pytest)} samples in {took:.1f} s)")
-        runs = {"api batch": lambda: api_batch(out, samples, args.workers)}
+        runs = {"api batch": lambda: api_batch(out, samples, args.workers),
+                "api no TR": lambda: api_batch(out, samples, args.workers, tr=False)}  # a pass reward's
         for level in levels:
             runs[f"api {level}"] = lambda level=level: api_stream(out, samples, args.workers, level)
         for level in levels:
@@ -186,8 +191,10 @@ def main() -> None:
             runs["ray"] = lambda: ray_pool(out, samples, args.workers)
         for name, run in runs.items():
             seconds, verdicts, latencies = run()
-            differ = [f"{key[0]}[{key[1]}]: {verdict_of(verdict.to_dict())} vs {by_pytest.get(key)}"
-                      for key, verdict in zip(keys, verdicts) if verdict_of(verdict.to_dict()) != by_pytest.get(key)]
+            tr = name != "api no TR"
+            expected = {key: verdict_of(entry, tr) for key, entry in by_pytest.items()}
+            differ = [f"{key[0]}[{key[1]}]: {verdict_of(verdict.to_dict(), tr)} vs {expected.get(key)}"
+                      for key, verdict in zip(keys, verdicts) if verdict_of(verdict.to_dict(), tr) != expected.get(key)]
             rate = len(verdicts) / seconds
             print(f"{name:12} {rate:9.2f} {rate / (len(by_pytest) / took):8.2f} "
                   f"{statistics.median(latencies):7.2f} {percentile(latencies, 0.95):7.2f}  {len(differ)}", flush=True)

@@ -224,8 +224,11 @@ class ProblemSet:
         """The paper's prompt of a problem as plain text (``prompts.build_prompt``)."""
         return build_prompt(self.problem(problem_id), style, level).text
 
-    def submit(self, problem_id: str, completion: str, sample: int = 0, worker: int | None = None) -> Future[Verdict]:
-        """Start judging one completion; the future's verdict is never an exception for the host's failure."""
+    def submit(self, problem_id: str, completion: str, sample: int = 0, worker: int | None = None, *,
+               tr: bool = True) -> Future[Verdict]:
+        """Start judging one completion; the future's verdict is never an exception for the host's failure.
+        ``tr=False``: its share of tests passed is not asked for (a reward of pass or fail), so a failing sample
+        stops at its first failing test, as with ``fail_fast``: the same verdict and error type, ``tr`` None."""
         problem = self.problem(problem_id)
         if not isinstance(completion, str):
             raise TypeError(f"completion: expected a string, got {type(completion).__name__}")
@@ -235,18 +238,18 @@ class ProblemSet:
                 raise RuntimeError("this ProblemSet is closed")
             chosen = self._place(problem_id) if worker is None else worker
             self._load[chosen] += 1
-        self._send(outer, chosen, problem, completion, sample, retried=False)
+        self._send(outer, chosen, problem, completion, sample, not tr, retried=False)
         return outer
 
-    def score(self, problem_id: str, completion: str, sample: int = 0) -> Verdict:
-        return self.submit(problem_id, completion, sample).result()
+    def score(self, problem_id: str, completion: str, sample: int = 0, *, tr: bool = True) -> Verdict:
+        return self.submit(problem_id, completion, sample, tr=tr).result()
 
-    def score_batch(self, samples: Sequence[tuple[str, str]]) -> list[Verdict]:
+    def score_batch(self, samples: Sequence[tuple[str, str]], *, tr: bool = True) -> list[Verdict]:
         """Verdicts of (problem id, completion) pairs, in their order; each problem's samples on one worker,
-        the problems spread so that the workers' shares are even."""
-        return [future.result() for future in self.submit_batch(samples)]
+        the problems spread so that the workers' shares are even. ``tr``: as ``submit``'s."""
+        return [future.result() for future in self.submit_batch(samples, tr=tr)]
 
-    def submit_batch(self, samples: Sequence[tuple[str, str]]) -> list[Future[Verdict]]:
+    def submit_batch(self, samples: Sequence[tuple[str, str]], *, tr: bool = True) -> list[Future[Verdict]]:
         for problem_id, _ in samples:
             self.problem(problem_id)  # every id checked before any sample starts
         placed = place([problem_id for problem_id, _ in samples], list(self._load))
@@ -254,14 +257,14 @@ class ProblemSet:
         futures = []
         for problem_id, completion in samples:
             seen[problem_id] = seen.get(problem_id, -1) + 1
-            futures.append(self.submit(problem_id, completion, seen[problem_id], placed[problem_id]))
+            futures.append(self.submit(problem_id, completion, seen[problem_id], placed[problem_id], tr=tr))
         return futures
 
-    async def ascore(self, problem_id: str, completion: str, sample: int = 0) -> Verdict:
-        return await asyncio.wrap_future(self.submit(problem_id, completion, sample))
+    async def ascore(self, problem_id: str, completion: str, sample: int = 0, *, tr: bool = True) -> Verdict:
+        return await asyncio.wrap_future(self.submit(problem_id, completion, sample, tr=tr))
 
-    async def ascore_batch(self, samples: Sequence[tuple[str, str]]) -> list[Verdict]:
-        return list(await asyncio.gather(*map(asyncio.wrap_future, self.submit_batch(samples))))
+    async def ascore_batch(self, samples: Sequence[tuple[str, str]], *, tr: bool = True) -> list[Verdict]:
+        return list(await asyncio.gather(*map(asyncio.wrap_future, self.submit_batch(samples, tr=tr))))
 
     def close(self) -> None:
         """Stop the workers once every submitted sample is judged (their warm processes end with them)."""
@@ -288,10 +291,10 @@ class ProblemSet:
         return home if self._load[home] == least else self._load.index(least)
 
     def _send(self, outer: Future[Verdict], worker: int, problem: Problem, completion: str, sample: int,
-              retried: bool) -> None:
+              fail_fast: bool, retried: bool) -> None:
         pool = self._workers[worker]
         try:
-            inner = pool.submit(_judge, str(problem.manifest), sample, completion)
+            inner = pool.submit(_judge, str(problem.manifest), sample, completion, fail_fast)
         except BrokenProcessPool as exc:
             inner = Future()
             inner.set_exception(exc)
@@ -300,7 +303,7 @@ class ProblemSet:
             exc = inner.exception()
             if isinstance(exc, BrokenProcessPool) and not retried:  # the worker died: a fresh one, once
                 self._restart(worker, pool)
-                self._send(outer, worker, problem, completion, sample, retried=True)
+                self._send(outer, worker, problem, completion, sample, fail_fast, retried=True)
                 return
             with self._lock:
                 self._load[worker] -= 1
@@ -328,11 +331,11 @@ class Judge:
 
         self.engine, self.loader, self.description = Engine(settings, run), ProblemLoader(), settings.context
 
-    def judge(self, manifest: str, sample: int, completion: str) -> dict[str, Any]:
+    def judge(self, manifest: str, sample: int, completion: str, fail_fast: bool = False) -> dict[str, Any]:
         """A sample's verdict as ``Verdict.to_dict`` writes it; the host's failure as no verdict."""
         problem = self.loader.load(Path(manifest), self.description)
         try:
-            result = self.engine.judge(problem, sample, completion).result
+            result = self.engine.judge(problem, sample, completion, fail_fast).result
         except SampleSetupError as exc:
             return Verdict(problem.id, None, exc.describe()).to_dict()
         except NotJudgedApart as exc:
@@ -353,8 +356,8 @@ def _start_worker(settings: Settings, run: str) -> None:
     _worker["judge"] = Judge(settings, run)
 
 
-def _judge(manifest: str, sample: int, completion: str) -> dict[str, Any]:
-    return _worker["judge"].judge(manifest, sample, completion)
+def _judge(manifest: str, sample: int, completion: str, fail_fast: bool) -> dict[str, Any]:
+    return _worker["judge"].judge(manifest, sample, completion, fail_fast)
 
 
 def _close_worker() -> None:

@@ -35,11 +35,13 @@ class Engine:
         if "executor" in vars(self):  # made: its warm processes stop now
             self.executor.close()
 
-    def judge(self, problem: Problem, sample: int, completion: str) -> Evaluation:
-        """The sample's verdict, under the run's limits (a reference is its own yardstick: no relative limits)."""
+    def judge(self, problem: Problem, sample: int, completion: str, fail_fast: bool = False) -> Evaluation:
+        """The sample's verdict, under the run's limits (a reference is its own yardstick: no relative limits).
+        ``fail_fast``: this sample stops at its first failing test even where the run does not (its caller asks
+        for no TR: a reward of pass or fail)."""
         limits = None if completion == problem.reference else self.relative_timeouts(problem)
         return evaluate(problem, sample, completion, self.environment(problem), self.executor, self.store,
-                        self.settings.fail_fast, limits, self.decoys)
+                        self.settings.fail_fast or fail_fast, limits, self.decoys)
 
     def stored(self, problem: Problem, sample: int, completion: str) -> Evaluation | None:
         """The sample's verdict where the result store holds it (and its limits' reference's), else None:
@@ -82,11 +84,12 @@ class Engine:
 
     @functools.cached_property
     def store(self) -> ResultStore:
-        """Verdicts by content; the options that change a verdict are part of every key."""
+        """Verdicts by content; the options that change a verdict are part of every key (fail-fast, which a sample
+        may be given alone, is in each sample's: ``evaluation._aliased``)."""
         settings = self.settings
         context = {"test_timeout": settings.test_timeout, "sample_timeout": settings.sample_timeout,
                    "limits": dataclasses.asdict(settings.limits), "sandbox": settings.sandbox,
-                   "fail_fast": settings.fail_fast, "decoy": settings.decoy}
+                   "decoy": settings.decoy}
         return ResultStore(settings.cache / "results", context, fresh=settings.fresh, run=self.run)
 
     def environment(self, problem: Problem) -> ProjectEnv:

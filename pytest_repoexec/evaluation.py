@@ -94,9 +94,10 @@ def _options(fail_fast: bool, test_timeouts: Mapping[str, float] | None) -> RunO
 
 def _aliased(problem: Problem, completion: str, env: ProjectEnv, judge: str, store: ResultStore,
              options: RunOptions) -> tuple[str, dict[str, Any], str]:
-    """(the environment's name, the run's variant, the completion's alias): what the store's keys take."""
+    """(the environment's name, the run's variant, the completion's alias): what the store's keys take. A
+    sample stopped at its first failing test has no TR: it is stored apart from one that ran every test."""
     environment = env.python.parent.parent.name
-    variant = {"test_timeouts": options.test_timeouts, "judge": judge}
+    variant = {"test_timeouts": options.test_timeouts, "judge": judge, "first_failure": options.first_failure}
     return environment, variant, store.alias(problem, environment, completion, variant)
 
 

@@ -32,8 +32,8 @@ class JudgeActor:
     def node(self) -> str:
         return ray.get_runtime_context().get_node_id()
 
-    def score(self, manifest: str, sample: int, completion: str) -> dict[str, Any]:
-        return self.judge.judge(manifest, sample, completion)
+    def score(self, manifest: str, sample: int, completion: str, fail_fast: bool = False) -> dict[str, Any]:
+        return self.judge.judge(manifest, sample, completion, fail_fast)
 
     def close(self) -> None:
         self.judge.close()
@@ -62,15 +62,15 @@ class RayPool:
         """The node of each actor, in order."""
         return ray.get([actor.node.remote() for actor in self.actors])
 
-    def score_batch(self, samples: Sequence[tuple[str, str]]) -> list[Verdict]:
-        """Verdicts of (problem id, completion) pairs, in their order."""
+    def score_batch(self, samples: Sequence[tuple[str, str]], *, tr: bool = True) -> list[Verdict]:
+        """Verdicts of (problem id, completion) pairs, in their order; ``tr``: as ``ProblemSet.submit``'s."""
         manifests = [str(find_problem(self.problems, problem_id).manifest) for problem_id, _ in samples]
         alive = list(self.actors)
         placed = place([problem_id for problem_id, _ in samples], [0] * len(alive))
         waiting = {}  # ref -> (sample index, actor)
         for index, (problem_id, completion) in enumerate(samples):
             actor = alive[placed[problem_id]]
-            waiting[actor.score.remote(manifests[index], index, completion)] = (index, actor)
+            waiting[actor.score.remote(manifests[index], index, completion, not tr)] = (index, actor)
         verdicts: list[Verdict | None] = [None] * len(samples)
         while waiting:
             done, _ = ray.wait(list(waiting), num_returns=1)
@@ -88,7 +88,7 @@ class RayPool:
                 verdicts[index] = Verdict(problem_id, None, f"{ENGINE_ERROR}: every judge was lost ({lost})")
                 continue
             again = alive[placed[problem_id] % len(alive)]  # the problem's samples still go to one actor
-            waiting[again.score.remote(manifests[index], index, completion)] = (index, again)
+            waiting[again.score.remote(manifests[index], index, completion, not tr)] = (index, again)
         return [verdict for verdict in verdicts if verdict is not None]
 
     def close(self) -> None:

@@ -49,7 +49,7 @@ def trl_reward(problems: ProblemSet, shape: RewardShape = "pass", column: str = 
 
     def reward(prompts: Sequence[Any] | None = None, completions: Sequence[Any] = (), completion_ids: Any = None,
                **columns: Any) -> list[float | None]:
-        verdicts = problems.score_batch(_samples(completions, columns, column))
+        verdicts = problems.score_batch(_samples(completions, columns, column), tr=shape == "tr")
         return _trl_rewards(verdicts, shape, unjudged, columns)
 
     reward.__name__ = reward.__qualname__ = f"repoexec_{shape}"
@@ -62,7 +62,7 @@ def trl_async_reward(problems: ProblemSet, shape: RewardShape = "pass", column: 
 
     async def reward(prompts: Sequence[Any] | None = None, completions: Sequence[Any] = (), completion_ids: Any = None,
                      **columns: Any) -> list[float | None]:
-        verdicts = await problems.ascore_batch(_samples(completions, columns, column))
+        verdicts = await problems.ascore_batch(_samples(completions, columns, column), tr=shape == "tr")
         return _trl_rewards(verdicts, shape, unjudged, columns)
 
     reward.__name__ = reward.__qualname__ = f"repoexec_{shape}"
@@ -112,13 +112,13 @@ def _close_opened() -> None:
 
 def verl_score(verdict: Verdict, shape: RewardShape, unjudged: float | None) -> dict[str, Any]:
     """verl's dict form: ``score`` is the reward, the rest goes to its ``reward_extra_info`` (numbers, the
-    same keys for every sample)."""
+    same keys for every sample of a shape: ``tr`` where the shape is TR, the only one that measures it)."""
     score = verdict.reward(shape, unjudged)
     if score is None:
         raise NoReward(f"{verdict.problem}: {verdict.engine_error or 'not judged'} (state a value for it: "
                        "reward_kwargs.unjudged)")
-    return {"score": score, "passed": float(bool(verdict.passed)), "tr": verdict.tr if verdict.tr is not None else 0.0,
-            "counts": float(verdict.counts)}
+    tr = {"tr": verdict.tr if verdict.tr is not None else 0.0} if shape == "tr" else {}
+    return {"score": score, "passed": float(bool(verdict.passed)), **tr, "counts": float(verdict.counts)}
 
 
 def compute_score(data_source: str, solution_str: str, ground_truth: str, extra_info: dict | None = None, *,
@@ -140,16 +140,19 @@ def compute_score_batch(data_sources: Sequence[str], solution_strs: Sequence[str
     if (problems is None) == (url is None):
         raise ValueError("reward_kwargs: give problems (a problem folder) or url (a `repoexec serve`), one of them")
     if url is not None:
-        verdicts = score_remotely(url, samples)
+        verdicts = score_remotely(url, samples, tr=shape == "tr")
     else:
-        verdicts = _problem_set(problems, options).score_batch(samples)
+        verdicts = _problem_set(problems, options).score_batch(samples, tr=shape == "tr")
     return [verl_score(verdict, shape, unjudged) for verdict in verdicts]
 
 
 def score_remotely(url: str, samples: Sequence[tuple[str, str]], request_id: str | None = None,
-                   timeout: float = 600.0) -> list[Verdict]:
-    """Verdicts from a ``repoexec serve`` (``POST /score``)."""
-    body = {"samples": [{"problem": problem, "completion": completion} for problem, completion in samples]}
+                   timeout: float = 600.0, tr: bool = True) -> list[Verdict]:
+    """Verdicts from a ``repoexec serve`` (``POST /score``); ``tr``: as ``ProblemSet.submit``'s."""
+    body: dict[str, Any] = {"samples": [{"problem": problem, "completion": completion}
+                                        for problem, completion in samples]}
+    if not tr:
+        body["tr"] = False
     if request_id is not None:
         body["request_id"] = request_id
     request = urllib.request.Request(url.rstrip("/") + "/score", json.dumps(body).encode("utf-8"),

@@ -1,7 +1,9 @@
 """``repoexec serve PATH...``: the judge as an HTTP service (aiohttp), for trainers on other processes or hosts.
 
-``POST /score`` takes ``{"samples": [{"problem", "completion"}...], "request_id"?, "timeout"?}`` and answers
-``{"request_id", "verdicts": [...], "replayed"}``; ``POST /get_reward`` is OpenRLHF's remote reward protocol;
+``POST /score`` takes ``{"samples": [{"problem", "completion"}...], "request_id"?, "timeout"?, "tr"?}`` and answers
+``{"request_id", "verdicts": [...], "replayed"}`` (``"tr": false``: no share of tests passed is asked for, and a
+failing sample stops at its first failing test); ``POST /get_reward`` is OpenRLHF's remote reward protocol (TR
+measured only where the service's shape is TR);
 ``GET /health`` says how it stands. Every sample goes through a ``ProblemSet`` (``api``): the plugin's verdicts.
 
 What a trainer's client needs of it: a bounded queue that answers 504 with ``Retry-After`` at once when full
@@ -101,11 +103,15 @@ class Service:
         if samples is None and "problem" in body:
             samples = [{"problem": body.get("problem"), "completion": body.get("completion")}]
         pairs = self._checked(samples)
+        tr = body.get("tr", True)
+        if not isinstance(tr, bool):
+            raise BadRequest("tr", "must be true or false (false: the share of tests passed is not asked for, and a "
+                                   "failing sample stops at its first failing test)")
         timeout = body.get("timeout", self.request_timeout)
         number = isinstance(timeout, (int, float)) and not isinstance(timeout, bool)
         if not number or not 0 < timeout <= self.request_timeout:
             raise BadRequest("timeout", f"must be a number of seconds above 0, at most {self.request_timeout}")
-        verdicts, replayed = await self._verdicts(request_id, pairs, float(timeout))
+        verdicts, replayed = await self._verdicts(request_id, pairs, float(timeout), tr)
         return web.json_response({"request_id": request_id, "verdicts": verdicts, "replayed": replayed})
 
     async def get_reward(self, request: web.Request) -> web.Response:
@@ -121,7 +127,7 @@ class Service:
         self._check_size("query", len(body["query"]))
         pairs = [self._pair(f"labels[{index}]", problem, f"query[{index}]", completion)
                  for index, (problem, completion) in enumerate(openrlhf_samples(body))]
-        verdicts, _ = await self._verdicts(None, pairs, self.request_timeout)
+        verdicts, _ = await self._verdicts(None, pairs, self.request_timeout, self.shape == "tr")
         try:
             return web.json_response(openrlhf_answer([Verdict.from_dict(v) for v in verdicts], self.shape,
                                                      self.unjudged))
@@ -161,10 +167,11 @@ class Service:
             raise BadRequest(completion_field, f"longer than {self.max_completion} bytes (--max-completion-bytes)", 413)
         return problem, completion
 
-    async def _verdicts(self, request_id: str | None, pairs: list[tuple[str, str]],
-                        timeout: float) -> tuple[list[dict[str, Any]], bool]:
+    async def _verdicts(self, request_id: str | None, pairs: list[tuple[str, str]], timeout: float,
+                        tr: bool) -> tuple[list[dict[str, Any]], bool]:
         self.counters["requests"] += 1
-        digest = hashlib.sha256(json.dumps(pairs).encode("utf-8")).hexdigest()
+        asked = pairs if tr else {"samples": pairs, "tr": False}  # a request_id names one question, TR or not
+        digest = hashlib.sha256(json.dumps(asked).encode("utf-8")).hexdigest()
         if request_id is not None:
             stored = self.journal.entries.get(request_id)
             if stored is not None:
@@ -178,7 +185,7 @@ class Service:
                 self.counters["refused_full"] += 1
                 raise _retry_later(504, f"the queue is full ({self.pending} samples pending, --queue {self.queue})")
             self.pending += len(pairs)  # admitted now, before another request is read
-            task = asyncio.ensure_future(self._judge(request_id, digest, pairs))
+            task = asyncio.ensure_future(self._judge(request_id, digest, pairs, tr))
             self.tasks.add(task)
             task.add_done_callback(self.tasks.discard)
             if request_id is not None:
@@ -190,9 +197,10 @@ class Service:
             raise _retry_later(504, f"not judged within {timeout} s; it goes on: send the same request_id again "
                                     "for its verdicts") from None
 
-    async def _judge(self, request_id: str | None, digest: str, pairs: list[tuple[str, str]]) -> list[dict[str, Any]]:
+    async def _judge(self, request_id: str | None, digest: str, pairs: list[tuple[str, str]],
+                     tr: bool) -> list[dict[str, Any]]:
         try:
-            verdicts = await self.problems.ascore_batch(pairs)
+            verdicts = await self.problems.ascore_batch(pairs, tr=tr)
         finally:
             self.pending -= len(pairs)
             self.running.pop(request_id, None)

@@ -67,6 +67,25 @@ def test_one_completion_and_awaited_ones_get_their_own_verdicts_in_order(repoexe
     assert single.error_type == "EmptyCompletion" and single.reward() == 0.0  # the candidate's fault: judged
 
 
+def test_a_sample_whose_tr_is_not_asked_for_stops_at_its_first_failing_test(repoexec_cache):
+    """``tr=False`` (a reward of pass or fail, issue 42): a failing sample stops at its first failing test, with
+    the verdict and error type of a full run and no TR; it is stored apart from a full run's, so that a call
+    asking for TR afterwards runs every test rather than reading the shorter run back."""
+    problem = next(problem for problem in PROBLEMS if problem.id == "textkit/roman_encode")
+    head, tail = problem.reference.rsplit('    """\n', 1)
+    wrong = f'{head}    """\n    if number == 4:\n        return "IIII"\n{tail}'  # fails its first test and 2 more
+    limits = {"test_timeout": 30.0, "timeout_factor": 0.0, "sample_timeout": 300.0}
+    with open_problems(SHIPPED, cache=repoexec_cache, workers=1, fresh=True, **limits) as problems:
+        quick = problems.score(problem.id, wrong, tr=False)
+        full = problems.score(problem.id, wrong)
+        passing = problems.score(problem.id, problem.reference, tr=False)
+    assert (quick.passed, quick.error_type, quick.tests_passed, quick.tr) == (False, "AssertionError", 0, None)
+    assert not quick.result.tr_measured and quick.result.failed_test == "test_subtractive_pairs"
+    assert (full.passed, full.error_type, full.result.store) == (False, "AssertionError", "evaluated")
+    assert full.result.tr_measured and (full.tests_passed, full.tests_total) == (5, 8) and full.reward("tr") == 5 / 8
+    assert passing.passed and passing.tr == 1.0  # a pass runs every test either way
+
+
 @pytest.mark.parametrize("name", ["../ledger/add_months", "/etc/passwd", "textkit", "textkit/../ledger/add_months"])
 def test_an_id_that_names_no_problem_is_refused_by_name(repoexec_cache, name):
     with ProblemSet([SHIPPED], cache=repoexec_cache) as problems:

@@ -74,10 +74,10 @@ def test_verl_compute_score_and_its_batch_form(problems, repoexec_cache):
     problem = PROBLEMS[1]
     options = {"problems": str(SHIPPED), "cache": str(repoexec_cache), "workers": 1}
     scored = compute_score("pytest-repoexec", problem.reference, problem.id, {"index": 0}, **options)
-    assert scored == {"score": 1.0, "passed": 1.0, "tr": 1.0, "counts": 1.0}
+    assert scored == {"score": 1.0, "passed": 1.0, "counts": 1.0}  # a pass reward measures no TR (issue 42)
     batch = compute_score_batch(["pytest-repoexec"] * 2, [problem.reference, "def nothing(): pass"],
                                 [problem.id, problem.id], [None, None], shape="tr", **options)
-    assert [entry["score"] for entry in batch] == [1.0, 0.0]
+    assert [entry["score"] for entry in batch] == [1.0, 0.0] and [entry["tr"] for entry in batch] == [1.0, 0.0]
     with pytest.raises(ValueError, match="reward_kwargs: give problems"):
         compute_score("pytest-repoexec", "x", problem.id)
 

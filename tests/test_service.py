@@ -196,6 +196,7 @@ def test_time_limit_sigterm_openrlhf_and_hostile_input(serve, tmp_path):
                 ({"samples": []}, 400, "samples"),
                 ({"request_id": 7, "samples": [sample]}, 400, "request_id"),
                 ({"samples": [sample], "timeout": -1}, 400, "timeout"),
+                ({"samples": [sample], "tr": "no"}, 400, "tr"),
                 ([1, 2], 400, "body"),
             ]:
                 answer_status, answer, _ = await post(session, f"{url}/score", body)
@@ -224,6 +225,13 @@ def test_time_limit_sigterm_openrlhf_and_hostile_input(serve, tmp_path):
             assert status == 200 and answer["verdicts"][0]["passed"] is False
             status, answer, _ = await post(session, f"{url}/score", {"request_id": "late", "samples": [sample]})
             assert (status, answer["field"]) == (409, "request_id")
+            status, answer, _ = await post(session, f"{url}/score", {"request_id": "late", "samples": [slow],
+                                                                     "tr": False})
+            assert (status, answer["field"]) == (409, "request_id")  # another question under the same id
+            # no TR asked for: a failing sample stops at its first failing test, and says TR was not measured
+            status, answer, _ = await post(session, f"{url}/score", {"samples": [slow], "tr": False})
+            assert status == 200 and answer["verdicts"][0]["passed"] is False and answer["verdicts"][0]["tr"] is None
+            assert answer["verdicts"][0]["result"]["tr_measured"] is False
             # SIGTERM while a request is under way: it is answered, journalled, and the service ends
             pending = asyncio.ensure_future(post(session, f"{url}/score", {"request_id": "term", "samples": [
                 {"problem": p.id, "completion": p.reference} for p in PROBLEMS[1:5]]}))
