@@ -437,6 +437,25 @@ def game(kind):
     raise LookupError(kind)
 
 
+def register(kind):
+    from shop.money import Register, countdown, wrap_with
+    if kind == "data":
+        return Register(3)
+    if kind == "recursive":
+        return countdown(3)
+    if kind == "holding the candidate's":
+        return Register(3, then=lambda value: -value)  # its cell holds a function of the candidate's: a handle
+    if kind == "wrapping the candidate's":
+        return wrap_with(lambda value: value + 1)  # the answer itself: a handle, called in the candidate's process
+    if kind == "forced":  # the candidate's process patched to send every project function by its code
+        import sys
+        for name in ("__main__", "repoexec_serve"):
+            server = getattr(sys.modules.get(name), "Server", None)
+            if server is not None:
+                server._coded = lambda self, function, seen=None: (
+                    function.__module__ == "shop.money" and self.by_code.__setitem__(id(function), function) is None)
+        return Register(3, then=lambda value: -value)
+
 def honest_values():
     import collections, datetime
     class Slug(str):
@@ -519,6 +538,29 @@ class Field:  # frozen, its slots declared by hand (litestar's FieldDefinition):
     __slots__ = ("name", "kinds")
     name: str
     kinds: tuple
+
+
+class Register:  # keeps functions its __init__ made (scrapy's Crawler keeps a lambda that removes its log handler)
+    def __init__(self, rate, then=None):
+        counted = {"calls": 0}
+
+        def convert(amount, *, scale=1):
+            counted["calls"] += 1
+            return amount * rate * scale if then is None else then(amount * rate)
+        self.convert, self.counted = convert, counted
+        self.remove = lambda: counted.clear()
+
+
+def countdown(n):  # a function made in a function that calls itself through its own cell
+    def step(k):
+        return [] if k == 0 else [k] + step(k - 1)
+    return step
+
+
+def wrap_with(function):
+    def wrapped(value):
+        return function(value)
+    return wrapped
 '''
 
 
@@ -1146,6 +1188,69 @@ def test_no_function_the_candidate_names_crosses_inside_an_object(channel):
     assert call(judge, "deferred", "data")[0].arg == "x" and call(judge, "deferred", "in a list") == [cProfile.run]
     assert call(judge, "deferred", "own").fire() == ["x"]  # its own package's function, called by its own code
     assert call(judge, "deferred", "tree")["missing"] == [0]  # a defaultdict's factory is called with nothing
+
+
+def test_a_function_a_projects_function_made_crosses_as_the_judges_own_code_holding_data(channel):
+    """An object holding functions its project's ``__init__`` made (scrapy's ``Crawler``, a lambda that removes its
+    log handler) crossed as nothing: a handle inside an object is refused. Such a function now crosses by where its
+    code stands: the judge makes it of its own copy of the project's code, with its cells, defaults and attributes
+    as data (a recursive one through its own cell too). One that holds a function of the candidate's stays a handle
+    (inside an object: refused; the answer itself: called in the candidate's process)."""
+    judge, _ = channel
+    import types
+
+    made = call(judge, "register", "data")
+    assert type(made.convert) is types.FunctionType and made.convert.__module__ == "shop.money"
+    own = sys.modules["shop.money"].Register.__init__.__code__.co_consts
+    assert any(made.convert.__code__ is code for code in own)  # the judge's own code object, not one that crossed
+    assert made.convert(2) == 6 and made.convert(2, scale=2) == 12 and made.counted == {"calls": 2}
+    made.remove()
+    assert made.counted == {}  # the lambda and the method share the dict: one object on the judge's side
+    step = call(judge, "register", "recursive")
+    assert type(step) is types.FunctionType and step(3) == [3, 2, 1]
+    with pytest.raises(WireError, match="may not hold an object of the candidate's process"):
+        call(judge, "register", "holding the candidate's")
+    wrapped = call(judge, "register", "wrapping the candidate's")
+    assert isinstance(wrapped, repoexec_judge.Handle) and wrapped(1) == 2
+
+
+def test_a_function_sent_by_its_code_must_be_the_judges_own_and_hold_data_only(channel):
+    """The candidate's process decides nothing here: patched to send a function holding one of the candidate's
+    by its code, the judge finds the handle in its cell; a place that holds no such function of the judge's own
+    module, the focal module's stub, a test's module and a second fill of a cell are refused."""
+    import pickle
+
+    judge, _ = channel
+    with pytest.raises(WireError, match="the arguments of fill_cell may not hold an object of the candidate's"):
+        call(judge, "register", "forced")
+
+    class Sent:
+        def __init__(self, *made):
+            self.made = made
+
+        def __reduce__(self):
+            return self.made
+
+    def crossed(module, qualname, line, cells=()):
+        made = Sent(repoexec_wire.nested_function, (module, qualname, line, cells, None, None, {}, {}))
+        roots = [str(Path(sys.modules["shop.money"].__file__).parents[1])]
+        return repoexec_wire.loads_checked(pickle.dumps(made, protocol=4), roots, lambda pid: None)
+
+    line = next(c for c in vars(sys.modules["shop.money"])["countdown"].__code__.co_consts
+                if getattr(c, "co_name", "") == "step").co_firstlineno
+    cell = Sent(repoexec_wire.new_cell, ())
+    assert crossed("shop.money", "countdown.<locals>.step", line, (cell,)).__code__.co_name == "step"
+    for module, qualname, where in (("shop.money", "countdown.<locals>.step", line + 1),  # not where it stands
+                                    ("shop.money", "countdown.<locals>.nothing", line),
+                                    ("os", "walk.<locals>.step", line),  # a denied module
+                                    ("repoexec_judge", "function.<locals>.stub", line),  # the runtime's
+                                    ("shop.money", "Register.<locals>.step", line)):  # a class, not a function
+        with pytest.raises(WireError):
+            crossed(module, qualname, where, (cell,))
+    twice = Sent(repoexec_wire.fill_cell, (cell, (1,)))
+    with pytest.raises(WireError, match="only a cell made for the answer may be filled, once"):
+        repoexec_wire.loads_checked(pickle.dumps([cell, twice, Sent(repoexec_wire.fill_cell, (cell, (2,)))],
+                                                 protocol=4), [], lambda pid: None)
 
 
 def test_type_hints_named_library_objects_and_a_parser_cross(channel):

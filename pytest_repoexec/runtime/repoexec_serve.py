@@ -12,6 +12,7 @@ import builtins
 import codecs
 import copy
 import functools
+import gc
 import importlib
 import inspect
 import io
@@ -27,9 +28,9 @@ import types
 
 from repoexec_futures import awaiting, is_deferred, own_loop, pending
 from repoexec_guard import apply_limits, deny_system_calls, limit_kind
-from repoexec_wire import (FUNCTION_TYPES, VALUE_TYPES, WIRE_CALLS, _named, _named_singleton, bindable, converted,
-                           dumps, identities, is_sentinel, is_value_type, module_of_project, receive, send, sentinels,
-                           shaped_function, socket_from)
+from repoexec_wire import (FUNCTION_TYPES, VALUE_TYPES, WIRE_CALLS, _named, _named_singleton, bindable, by_code,
+                           cell_filled, converted, dumps, identities, is_sentinel, is_value_type, library_module,
+                           module_of_project, receive, send, sentinels, shaped_function, socket_from)
 
 try:  # signal.signal without its enums (both ways, twice a call: a tenth of a call's cost)
     from _signal import signal as _set_handler
@@ -167,6 +168,7 @@ class Server:
         self.pending = {}  # hid -> what an iterated handle raised while its items were made ahead, raised next
         self.streak = (None, 0)  # (hid, requests in a row for its items, nothing else asked between)
         self.told = (_Told(sys.stdout), _Told(sys.stderr))  # the streams while a call runs
+        self.by_code = {}  # id -> a nested function of the project's sent by where its code stands (``_coded``)
 
     # --- reading the judge ---
 
@@ -261,6 +263,8 @@ class Server:
         if isinstance(obj, type) or is_value_type(cls) or module_of_project(cls.__module__, self.project_roots) \
                 and not isinstance(obj, FUNCTION_TYPES):
             return None
+        if type(obj) is types.FunctionType and self._coded(obj):
+            return None  # the judge makes it of its own copy of the code (``_reduce``)
         if isinstance(obj, FUNCTION_TYPES) or callable(obj) or hasattr(obj, "__next__") or hasattr(obj, "__enter__") \
                 or inspect.isawaitable(obj) or hasattr(obj, "__iter__") and not hasattr(obj, "__reduce_ex__"):
             hid = self.handle_ids.get(id(obj))
@@ -271,6 +275,29 @@ class Server:
                 return ("future", hid)
             return ("handle", hid, cls.__qualname__, _global_name(obj))
         return None
+
+    def _reduce(self, obj):
+        return by_code(obj) if id(obj) in self.by_code else NotImplemented
+
+    def _coded(self, function, seen=None):
+        """Whether a function crosses by where its code stands (``repoexec_wire.by_code``) rather than as a
+        handle: made in a function of a project's module or a library's, not the focal module's (whose code
+        here is the candidate's), with no name the judge could find it by, and holding nothing that would stay
+        here (a function of the candidate's, a generator): the judge refuses a handle inside what it rebuilds."""
+        code = function.__code__
+        module = sys.modules.get(function.__globals__.get("__name__"))
+        if "<locals>" not in getattr(code, "co_qualname", function.__qualname__) or module is None \
+                or module is self.module or vars(module) is not function.__globals__ \
+                or os.path.realpath(getattr(module, "__file__", None) or "/") != os.path.realpath(code.co_filename) \
+                or _global_name(function) is not None \
+                or not (module_of_project(module.__name__, self.project_roots) or library_module(module.__name__)):
+            return False
+        seen = set() if seen is None else seen
+        seen.add(id(function))
+        if not _holds_data(function, seen, self):
+            return False
+        self.by_code[id(function)] = function
+        return True
 
     def _tell(self):
         """What the running call wrote so far, sent before the message that follows it (an answer, a callback),
@@ -283,7 +310,7 @@ class Server:
         self._tell()
         try:
             self.in_reference = 0
-            payload = dumps(message, self._persistent_id, as_values=True)
+            payload = dumps(message, self._persistent_id, as_values=True, reduce=self._reduce)
         except Exception as exc:
             text = f"the candidate's answer cannot cross to the judge: {type(exc).__name__}: {exc}"
             payload = dumps(("raise", message[1], None, (None, text, "")))
@@ -583,6 +610,37 @@ def _bound_to_value(method):
     return not isinstance(owner, types.ModuleType) and _named(type(owner)) and bindable(owner) \
         and (is_deferred(owner) or not callable(owner) and not hasattr(owner, "__next__")) \
         and getattr(owner, method.__name__, None) == method  # a Deferred's __next__ is its own, not an iterator's
+
+
+_WALKED_MOST = 20_000  # objects a nested function's closure is walked for (``_holds_data``): past that, a handle
+
+
+def _holds_data(function, seen, server):
+    """Whether what a nested function holds (its cells, defaults, attributes) reaches only what crosses as data or
+    by name, or other such functions: no function that would stay here as a handle, no generator or iterator."""
+    left = [[cell.cell_contents for cell in function.__closure__ or () if cell_filled(cell)],
+            function.__defaults__, function.__kwdefaults__, vars(function)]
+    walked = 0
+    while left:
+        item = left.pop()
+        if id(item) in seen or type(item) in _PLAIN and not isinstance(item, (tuple, list, dict, set, frozenset)):
+            continue
+        seen.add(id(item))
+        walked += 1
+        if walked > _WALKED_MOST:
+            return False
+        if isinstance(item, (type, types.ModuleType, types.CodeType)):
+            continue
+        if isinstance(item, types.FunctionType):
+            if _global_name(item) is None and not server._coded(item, seen):
+                return False
+            continue
+        if isinstance(item, types.MethodType) and not _bound_to_value(item) \
+                or isinstance(item, FUNCTION_TYPES) and not isinstance(item, types.MethodType) \
+                and _global_name(item) is None or hasattr(item, "__next__") or inspect.isawaitable(item):
+            return False
+        left.extend(gc.get_referents(item))
+    return True
 
 
 def _global_name(obj):

@@ -70,6 +70,7 @@ VALUE_CALLS = {("re", "_compile"), ("repoexec_wire", "dict_view"), ("repoexec_wi
                ("repoexec_wire", "default_dict"), ("repoexec_wire", "mapping_proxy"), ("repoexec_wire", "marked"),
                ("repoexec_wire", "ssl_context"), ("repoexec_wire", "stood_for"), ("repoexec_wire", "named_logger"),
                ("repoexec_wire", "detached_stream"), ("repoexec_wire", "detached_opener"),
+               ("repoexec_wire", "nested_function"), ("repoexec_wire", "new_cell"), ("repoexec_wire", "fill_cell"),
                ("repoexec_futures", "deferred"), ("repoexec_futures", "failure"), ("repoexec_futures", "future")}
 WIRE_CALLS = frozenset((module, name) for module, name in VALUE_CALLS if module.startswith("repoexec_"))
 # numpy's arrays and scalars, the one third-party value type RepoExec's expected outputs hold
@@ -376,6 +377,7 @@ class JudgeUnpickler(pickle._Unpickler):
         self.clean = {}  # id -> object: objects a check found free of handles (kept alive: ids stay theirs)
         self.chosen = {}  # id -> function: the functions the answer named, which cross only as data's peers
         self.futures = []  # what each Deferred the answer holds would call, with what, and holds (``repoexec_futures``)
+        self.nested, self.cells = [], {}  # functions made of the judge's own code (``nested_function``), their empty cells
 
     def persistent_load(self, pid):
         found = self.persistent(pid)
@@ -439,6 +441,19 @@ class JudgeUnpickler(pickle._Unpickler):
             return
         if func is operator.getitem and len(args) == 2 and _typing(args[0]):
             stack[-1] = args[0][args[1]]  # typing.Optional[int], list[str]: a type hint made again
+            return
+        if func is nested_function:
+            stack[-1] = self._chose(nested_function(*args, roots=self.project_roots))
+            self.nested.append(stack[-1])  # what its closure comes to hold is checked with the whole answer
+            return
+        if func is new_cell or func is fill_cell:
+            if func is fill_cell and (id(args[0]) not in self.cells or type(args[1]) is not tuple or len(args[1]) != 1):
+                raise WireError("only a cell made for the answer may be filled, once")
+            stack[-1] = func(*args)
+            if func is fill_cell:
+                self.cells.pop(id(args[0]))
+            else:
+                self.cells[id(stack[-1])] = stack[-1]
             return
         if func is repoexec_futures.deferred:
             self.futures.append(repoexec_futures.parts(args))  # checked with the whole answer, in ``load``
@@ -524,6 +539,8 @@ class JudgeUnpickler(pickle._Unpickler):
         _handles_only_in_containers(value, self.known, self.chosen)  # what a list holding it came to hold, too
         for called, arguments, held in self.futures:
             _future_checked(called, arguments, held, self.known, self.chosen)
+        for function in self.nested:
+            _closure_checked(function, self.known, self.chosen)
         for obj in self.library_objects:  # with their state: an __eq__ that says yes to what it cannot know
             if _equals_anything(obj):
                 raise WireError(f"a {type(obj).__module__}.{type(obj).__qualname__} that equals anything may not "
@@ -665,6 +682,28 @@ def _future_checked(called, arguments, held, known, chosen):
         if _handle(item) or id(item) in chosen:
             raise WireError("a Deferred's callbacks may be given data only")
     _handles_only_in_containers(held, known, chosen)
+
+
+def _closure_checked(function, known, chosen):
+    """A function the judge made of its own code (``nested_function``) holds data alone, as an object's state
+    does: no handle at any depth, and no function named by the answer but its own package's (what its code calls
+    is its own package's code)."""
+    package = _package(function)
+    held = ([cell.cell_contents for cell in function.__closure__ or () if cell_filled(cell)], function.__defaults__,
+            function.__kwdefaults__, vars(function))
+    for item, *_ in _reached(held, known):
+        if _handle(item) and not _held(item) or id(item) in chosen and item is not function \
+                and _package(item) != package:
+            raise WireError(f"{function.__module__}.{function.__qualname__} may hold data only, not "
+                            f"{getattr(item, '__qualname__', type(item).__name__)}")
+
+
+def cell_filled(cell):
+    try:
+        cell.cell_contents
+    except ValueError:
+        return False
+    return True
 
 
 def _package(function):
@@ -839,10 +878,12 @@ def loads_checked(data, project_roots, persistent):
         raise WireError(f"an answer the judge cannot read: {type(exc).__name__}: {exc}") from None
 
 
-def dumps(value, persistent_id=None, as_values=False):
+def dumps(value, persistent_id=None, as_values=False, reduce=None):
+    """``reduce``: the sender's own reductions, asked first (the candidate's process sends a nested function of
+    the project's by where its code stands: ``by_code``)."""
     buffer = io.BytesIO()
     pickler = _Pickler(buffer, protocol=4)
-    pickler.as_values = as_values
+    pickler.as_values, pickler.reduce = as_values, reduce
     if persistent_id is not None:
         pickler.persistent_id = persistent_id
     pickler.dump(value)
@@ -854,7 +895,8 @@ class _Pickler(pickle.Pickler):
     the same keys, values or items rebuilds them) and a memoryview (its bytes, format and shape)."""
 
     def reducer_override(self, obj):
-        return converted(obj, self.as_values)
+        made = NotImplemented if self.reduce is None else self.reduce(obj)
+        return converted(obj, self.as_values) if made is NotImplemented else made
 
 
 def converted(obj, as_values=False):
@@ -873,6 +915,11 @@ def converted(obj, as_values=False):
                                   list(obj.handlers), list(obj.filters))
         if logging is not None and isinstance(obj, logging.FileHandler) and obj.stream is not None:
             return copyreg.__newobj__, (type(obj),), {**vars(obj), "stream": _DETACHED, "_builtin_open": _REOPENED}
+    if as_values and type(obj) is types.CellType:  # a nested function's (``by_code``): filled once made, so a
+        try:                                        # function its own cell holds (a recursive one) crosses too
+            return new_cell, (), (obj.cell_contents,), None, None, fill_cell
+        except ValueError:  # not assigned yet
+            return new_cell, ()
     if type(obj).__module__ in repoexec_futures.MODULES:
         future = repoexec_futures.reduced(obj, as_values)
         if future is not None:
@@ -1179,6 +1226,80 @@ def ssl_context(protocol, settings):
             except (ValueError, ssl.SSLError) as exc:
                 raise WireError(f"an SSL context's {name} cannot be {value}: {exc}") from None
     return made
+
+
+def by_code(function):
+    """How the candidate's process sends a function made in a function of the project's or a library's (scrapy's
+    ``Crawler`` keeps a lambda of its ``__init__``): where its code stands, and what it holds (its closure's
+    cells, defaults and attributes), which are data. The judge makes it again of its own copy of that code
+    (``nested_function``); nothing of the candidate's code crosses."""
+    code = function.__code__
+    shown = {name: getattr(function, name) for name in _SHOWN if isinstance(getattr(function, name, None), str)}
+    return nested_function, (function.__globals__.get("__name__"), getattr(code, "co_qualname", function.__qualname__),
+                             code.co_firstlineno, tuple(function.__closure__ or ()), function.__defaults__,
+                             function.__kwdefaults__, shown, dict(vars(function)))
+
+
+_SHOWN = ("__name__", "__qualname__", "__module__", "__doc__")  # what functools.wraps sets, as the function shows it
+_OPTIMIZED = 0x0001  # CO_OPTIMIZED: a function's code, not a class body's or a module's
+
+
+def nested_function(module, qualname, line, cells, defaults, keyword_defaults, shown, attributes, roots=()):
+    """The judge's own function for what ``by_code`` sent: the code standing at ``qualname`` and ``line`` within the
+    judge's copy of the project's or library's module (never the focal module's target, which is a stub of the
+    runtime's here, nor a test's), with those cells, defaults and attributes. What runs when a test calls it is
+    that module's code on data, as a method of a project's object rebuilt from its state is."""
+    owner = trusted_module(module, roots)
+    outer_name, marker, _ = qualname.partition(".<locals>.") if isinstance(qualname, str) else ("", "", "")
+    if owner is None or not marker or type(line) is not int or type(cells) is not tuple \
+            or not all(type(cell) is types.CellType for cell in cells):
+        raise WireError(f"a function made in {str(module)[:100]}.{str(qualname)[:100]} may not cross to the judge")
+    outer = owner
+    for part in outer_name.split("."):
+        outer = vars(outer).get(part) if isinstance(outer, (type, types.ModuleType)) else None
+        outer = getattr(outer, "__func__", None) or getattr(outer, "fget", None) or outer  # static, class, property
+    while isinstance(outer, types.FunctionType) and outer.__globals__ is not vars(owner):
+        outer = getattr(outer, "__wrapped__", None)  # a decorated method: the function its module defined
+    source = os.path.realpath(getattr(owner, "__file__", None) or "/")
+    code = _nested_code(outer.__code__, qualname, line) \
+        if isinstance(outer, types.FunctionType) and os.path.realpath(outer.__code__.co_filename) == source else None
+    if code is None or len(code.co_freevars) != len(cells):
+        raise WireError(f"{module}.{qualname[:200]} (line {line}) is no function of the judge's {module}")
+    if defaults is not None and type(defaults) is not tuple or keyword_defaults is not None and (
+            type(keyword_defaults) is not dict or not all(type(key) is str for key in keyword_defaults)) \
+            or type(shown) is not dict or not set(shown) <= set(_SHOWN) or type(attributes) is not dict \
+            or not all(type(value) is str for value in shown.values()) or not all(type(key) is str for key in attributes):
+        raise WireError(f"{module}.{qualname[:200]}'s defaults and attributes must be data")
+    made = types.FunctionType(code, outer.__globals__, code.co_name, defaults, cells)
+    made.__kwdefaults__ = keyword_defaults
+    for name, value in shown.items():
+        setattr(made, name, value)
+    vars(made).update(attributes)
+    return made
+
+
+def _nested_code(code, qualname, line):
+    """The code of a function defined, at any depth, in the function whose code this is, named and placed so."""
+    name = qualname.rpartition(".")[2]
+    for const in code.co_consts:
+        if type(const) is not types.CodeType:
+            continue
+        if const.co_name == name and const.co_firstlineno == line and const.co_flags & _OPTIMIZED \
+                and getattr(const, "co_qualname", qualname) == qualname:
+            return const
+        found = _nested_code(const, qualname, line)
+        if found is not None:
+            return found
+    return None
+
+
+def new_cell():
+    return types.CellType()
+
+
+def fill_cell(cell, contents):
+    """A cell ``new_cell`` made for this answer gets what it holds, once (checked by ``JudgeUnpickler``)."""
+    cell.cell_contents = contents[0]
 
 
 def bound_method(owner, name):
