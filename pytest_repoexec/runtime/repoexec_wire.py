@@ -166,6 +166,14 @@ def is_value_type(cls):
     return cls in VALUE_TYPES or cls in EXCEPTIONS
 
 
+# Library classes whose named slots hold what the library derives from the others (functions it makes: pydantic's
+# compiled validators, wrapped lambdas that no name finds): those slots cross as nothing, and the judge sets them as
+# the class's ``__init__`` starts them (each slot's factory) and derives them again with the library's own method,
+# on the data that crossed (fastapi's ``create_response_field``). A state that sets them is overruled.
+DERIVED = {("pydantic.fields", "ModelField"): (
+    {"validators": list, "pre_validators": type(None), "post_validators": type(None)}, "populate_validators")}
+
+
 # Library modules whose objects cross whole, with the methods of their own that their state binds (a config parser's
 # sections hold partials of their ``get`` and the parser's ``getint``): no other object's method is bound by the
 # judge, so none runs on a state the candidate shaped when a test calls what it got.
@@ -377,6 +385,7 @@ class JudgeUnpickler(pickle._Unpickler):
         self.clean = {}  # id -> object: objects a check found free of handles (kept alive: ids stay theirs)
         self.chosen = {}  # id -> function: the functions the answer named, which cross only as data's peers
         self.futures = []  # what each Deferred the answer holds would call, with what, and holds (``repoexec_futures``)
+        self.derived = []  # library objects whose derived slots the library's own method fills (``DERIVED``)
         self.nested, self.cells = [], {}  # functions made of the judge's own code (``nested_function``), their empty cells
 
     def persistent_load(self, pid):
@@ -508,6 +517,8 @@ class JudgeUnpickler(pickle._Unpickler):
         _plain_state(type(inst), state)
         self.stack.pop()
         set_state(inst, state)
+        if (type(inst).__module__, type(inst).__qualname__) in DERIVED and type(inst) in self.library_classes:
+            self.derived.append(inst)  # derived once the whole answer is checked (``load``)
 
     def load_newobj(self):
         self._may_make(self.stack[-2])
@@ -545,6 +556,11 @@ class JudgeUnpickler(pickle._Unpickler):
             if _equals_anything(obj):
                 raise WireError(f"a {type(obj).__module__}.{type(obj).__qualname__} that equals anything may not "
                                 "cross to the judge")
+        for obj in self.derived:
+            slots, method = DERIVED[(type(obj).__module__, type(obj).__qualname__)]
+            for name, start in slots.items():
+                object.__setattr__(obj, name, start())
+            getattr(type(obj), method)(obj)
         return value
 
     dispatch[pickle.REDUCE[0]] = load_reduce
@@ -920,6 +936,10 @@ def converted(obj, as_values=False):
             return new_cell, (), (obj.cell_contents,), None, None, fill_cell
         except ValueError:  # not assigned yet
             return new_cell, ()
+    derived = DERIVED.get((type(obj).__module__, type(obj).__qualname__)) if as_values else None
+    if derived is not None:  # pickle's own reduction (its slots), less what the judge derives
+        made, arguments, (attributes, slots) = obj.__reduce_ex__(4)[:3]
+        return made, arguments, (attributes, {name: value for name, value in slots.items() if name not in derived[0]})
     if type(obj).__module__ in repoexec_futures.MODULES:
         future = repoexec_futures.reduced(obj, as_values)
         if future is not None:
