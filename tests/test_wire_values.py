@@ -1,10 +1,12 @@
-"""Library values the wire carries that need the library itself (multidict, which the test extra installs): sent
-as the candidate's process sends them, read as the judge reads them."""
+"""Library values the wire carries that need the library itself (multidict, which the test extra installs; pydantic 1
+and pandas, in a virtualenv of their own): sent as the candidate's process sends them, read as the judge reads them."""
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
+
+import pytest
 
 RUNTIME = Path(__file__).resolve().parents[1] / "pytest_repoexec" / "runtime"
 sys.path.insert(0, str(RUNTIME))  # the judge's modules, as the inner plugin imports them in a project's virtualenv
@@ -60,19 +62,69 @@ print("forged validators kept:", any(v is str_validator for v in crossed.validat
 '''
 
 
-def test_a_pydantic_field_crosses_with_the_validators_pydantic_derives_in_the_judge(tmp_path: Path):
-    """pydantic 1's ``ModelField`` keeps compiled lambdas that wrap its validators (fastapi's
-    ``create_response_field`` answers one): no name finds them, so the field could not cross. Its derived slots now
-    cross as nothing and pydantic's own ``populate_validators`` makes them again in the judge, on the data that
-    crossed; a state that sets them itself is overruled. In a virtualenv of pydantic 1, as a project's is."""
+PANDAS_VALUES = r'''
+import fractions, sys
+sys.path.insert(0, sys.argv[1])
+import repoexec_wire
+import pandas as pd
+import pytz
+
+times = pd.date_range("2020-01-01", periods=3, freq="h", tz=pytz.timezone("Europe/Paris"))
+values = [pd.Index([1.5, 2.5], name="x"), pd.MultiIndex.from_product([["a", "b"], [1, 2]], names=["one", "two"]),
+          times, pd.Timestamp("2020-01-01"), pd.Series(["a", "b", "c"], index=times),
+          pd.DataFrame({"a": [1, 2, 3], "b": ["x", "y", "z"]}, index=times)]
+for value in values:
+    crossed = repoexec_wire.loads_checked(repoexec_wire.dumps(value, as_values=True), [], lambda pid: None)
+    print(type(crossed).__name__, crossed.equals(value) if hasattr(value, "equals") else crossed == value)
+
+# the candidate's process is the candidate's: pandas' rebuilder named on a class that is no index is refused
+from pandas.core.indexes.base import _new_Index
+forged = repoexec_wire.dumps(pd.Index([1]), reduce=lambda obj: (_new_Index, (fractions.Fraction, {"numerator": 1}))
+                             if isinstance(obj, pd.Index) else NotImplemented)
+try:
+    repoexec_wire.loads_checked(forged, [], lambda pid: None)
+except repoexec_wire.WireError as exc:
+    print("refused:", exc)
+'''
+
+
+@pytest.fixture(scope="module")
+def library_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A virtualenv of the libraries whose values need their own rebuilding, as a project's is: pydantic 1 (fastapi's
+    pin) and today's pandas."""
     import subprocess
     import venv
 
-    venv.create(tmp_path / "v", with_pip=True)
-    python = tmp_path / "v" / "bin" / "python"
-    subprocess.run([python, "-m", "pip", "install", "-q", "pydantic<2"], check=True)
-    (tmp_path / "check.py").write_text(PYDANTIC_FIELD)
-    shown = subprocess.run([python, tmp_path / "check.py", RUNTIME], capture_output=True, text=True)
+    folder = tmp_path_factory.mktemp("libraries")
+    venv.create(folder / "v", with_pip=True)
+    python = folder / "v" / "bin" / "python"
+    subprocess.run([python, "-m", "pip", "install", "-q", "pydantic<2", "pandas", "pytz"], check=True)
+    return python
+
+
+def _shown(python: Path, script: str, folder: Path) -> list[str]:
+    import subprocess
+
+    (folder / "check.py").write_text(script)
+    shown = subprocess.run([python, folder / "check.py", RUNTIME], capture_output=True, text=True)
     assert shown.returncode == 0, shown.stderr
-    assert shown.stdout.splitlines() == ["sent validators: False", "validates: [1, 2] True",
-                                         "sub field validates: 3", "forged validators kept: False"]
+    return shown.stdout.splitlines()
+
+
+def test_a_pydantic_field_crosses_with_the_validators_pydantic_derives_in_the_judge(library_python, tmp_path):
+    """pydantic 1's ``ModelField`` keeps compiled lambdas that wrap its validators (fastapi's
+    ``create_response_field`` answers one): no name finds them, so the field could not cross. Its derived slots now
+    cross as nothing and pydantic's own ``populate_validators`` makes them again in the judge, on the data that
+    crossed; a state that sets them itself is overruled."""
+    assert _shown(library_python, PYDANTIC_FIELD, tmp_path) == [
+        "sent validators: False", "validates: [1, 2] True", "sub field validates: 3", "forged validators kept: False"]
+
+
+def test_pandas_indexes_series_and_frames_cross_rebuilt_by_pandas(library_python, tmp_path):
+    """pandas' indexes pickle as a call of its ``_new_Index``, its frames' block managers as their constructor's
+    arguments, its timestamps and time zones by their unpicklers: none crossed (xarray's ``PandasMultiIndex``). Each
+    is now made by pandas' own code from the data; ``_new_Index`` named on a class that is no index is refused."""
+    shown = _shown(library_python, PANDAS_VALUES, tmp_path)
+    assert shown[:-1] == ["Index True", "MultiIndex True", "DatetimeIndex True", "Timestamp True", "Series True",
+                          "DataFrame True"]
+    assert shown[-1].startswith("refused: a call of a function may not be made by the judge")

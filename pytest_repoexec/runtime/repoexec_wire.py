@@ -13,8 +13,9 @@ their length on a Unix socket. The judge trusts nothing the candidate's process 
   equals an object it cannot know (``_PROBE``), or whose state holds a handle to the candidate's process (its
   ``__eq__`` could ask the candidate), is refused too.
 - REDUCE (a call with arguments) calls only value types, ``VALUE_CALLS`` (this module's own rebuilders of
-  values pickle refuses: ``converted``), exceptions, enums, structseqs, typing's subscription and classes whose
-  construction runs C code only; any other class is rebuilt without its ``__init__`` (``__new__`` and its state,
+  values pickle refuses: ``converted``), exceptions, enums, structseqs, typing's subscription, classes whose
+  construction runs C code only, and a library's own rebuilders of its values named one by one (``REBUILDERS``,
+  ``CONSTRUCTED``: pandas' indexes and frames); any other class is rebuilt without its ``__init__`` (``__new__`` and its state,
   as pickle's own protocol 2 does), so no project or library code runs on the candidate's arguments in the judge
   but ``__setstate__``.
 - persistent ids are only the judge's own markers: an argument of the call (identity kept), a handle to an
@@ -77,6 +78,24 @@ WIRE_CALLS = frozenset((module, name) for module, name in VALUE_CALLS if module.
 NUMPY = {("numpy", "ndarray"), ("numpy", "dtype"), ("numpy.core.multiarray", "_reconstruct"),
          ("numpy._core.multiarray", "_reconstruct"), ("numpy.core.multiarray", "scalar"),
          ("numpy._core.multiarray", "scalar")}
+# Library functions the judge calls to rebuild that library's values from data, each where its first argument is a
+# class of the library's kind (or, with no kind, on data alone): pandas' indexes pickle as ``_new_Index(cls, data)``,
+# which builds one with pandas' own constructor (xarray's ``PandasMultiIndex`` holds one), its arrays and timestamps
+# by pandas' own unpicklers (pvlib's times).
+REBUILDERS = {
+    ("pandas.core.indexes.base", "_new_Index"): ("pandas", "Index"),
+    ("pandas.core.indexes.datetimes", "_new_DatetimeIndex"): ("pandas", "DatetimeIndex"),
+    ("pandas._libs.arrays", "__pyx_unpickle_NDArrayBacked"): ("pandas._libs.arrays", "NDArrayBacked"),
+    ("pandas._libs.internals", "_unpickle_block"): None,
+    ("pandas._libs.tslibs.timestamps", "_unpickle_timestamp"): None,
+    ("pandas._libs.tslibs.timedeltas", "_timedelta_unpickle"): None,
+    ("pytz", "_UTC"): None, ("pytz", "_p"): None,  # a time zone by its name and offsets, from pytz's own table
+}
+# Library classes whose pickle gives their constructor its data (pandas' block managers: their blocks and axes),
+# made by the judge with that constructor, the library's own code on data
+CONSTRUCTED = frozenset({("pandas.core.internals.managers", "BlockManager"),
+                         ("pandas.core.internals.managers", "SingleBlockManager"),
+                         ("pandas", "StringDtype")})  # pandas 3's strings
 _NAMES = {(cls.__module__, cls.__qualname__): cls for cls in VALUE_TYPES | EXCEPTIONS}
 _NAMES.update({("pathlib", "PosixPath"): pathlib.PosixPath, ("builtins", "NoneType"): type(None),
                ("builtins", "Ellipsis"): ..., ("builtins", "NotImplemented"): NotImplemented})
@@ -484,12 +503,17 @@ class JudgeUnpickler(pickle._Unpickler):
             stack[-1] = made
             self._made(made)
             return
+        if isinstance(func, type) and func in self.library_classes and (func.__module__, func.__qualname__) in CONSTRUCTED:
+            stack[-1] = func(*args)
+            self._made(stack[-1])
+            return
         if isinstance(func, type) and not _may_construct(func):
             # a project class: made as pickle's protocol 2 makes it, without running its __init__ on what came
             stack[-1] = func.__new__(func)
             self._made(stack[-1])
             return
-        if not isinstance(func, type) and not any(func is _function(*name) for name in VALUE_CALLS | NUMPY):
+        if not isinstance(func, type) and not any(func is _function(*name) for name in VALUE_CALLS | NUMPY) \
+                and not _rebuilder(func, args):
             raise WireError(f"a call of a {type(func).__name__} may not be made by the judge")
         stack[-1] = func(*args)
         if func is repoexec_futures.future:
@@ -596,6 +620,16 @@ def _equals_anything(obj):
 _PLAIN_CONTAINERS = (list, tuple, dict, set, frozenset)  # containers with no code of anyone's in their behaviour
 _VALUE_CONTAINERS = (collections.defaultdict, collections.OrderedDict, collections.Counter, collections.deque)
 _LEAVES = (type, types.ModuleType, types.CodeType, *FUNCTION_TYPES, types.BuiltinMethodType, types.MethodWrapperType)
+
+
+def _rebuilder(func, args):
+    """Whether ``func`` is a library's rebuilder (``REBUILDERS``) called on a class of that library's kind."""
+    for (module, name), kind in REBUILDERS.items():
+        if func is _function(module, name):
+            base = _function(*kind) if kind else None
+            return kind is None or isinstance(base, type) and len(args) > 0 and isinstance(args[0], type) \
+                and issubclass(args[0], base)
+    return False
 
 
 def _handle(item):
