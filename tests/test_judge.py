@@ -437,6 +437,25 @@ def game(kind):
     raise LookupError(kind)
 
 
+def lazy(kind):
+    import functools, types
+    from shop.money import Lazy, scale
+    bound = functools.partial(scale, factor=3)
+    if kind == "inside its package's object":
+        return Lazy(bound, 2)
+    if kind == "the answer itself":
+        return bound  # a handle: a test's call runs in the candidate's process
+    if kind == "inside another package's object":
+        return types.SimpleNamespace(function=bound)
+    if kind == "forced":  # the candidate's process patched to send every partial by value
+        import sys
+        for name in ("__main__", "repoexec_serve"):
+            module = sys.modules.get(name)
+            if hasattr(module, "_partials_inside_their_package"):
+                module._partials_inside_their_package = lambda message, project_function, reached=module._reached: {
+                    id(item) for item, *_ in reached(message, set()) if type(item) is functools.partial}
+        return [bound]
+
 def register(kind):
     from shop.money import Register, countdown, wrap_with
     if kind == "data":
@@ -561,6 +580,18 @@ def wrap_with(function):
     def wrapped(value):
         return function(value)
     return wrapped
+
+
+def scale(amount, factor=1):
+    return amount * factor
+
+
+class Lazy:  # holds a partial of its package's function (xarray's lazy arrays hold their decoder's)
+    def __init__(self, function, amount):
+        self.function, self.amount = function, amount
+
+    def value(self):
+        return self.function(self.amount)
 '''
 
 
@@ -1212,6 +1243,26 @@ def test_a_function_a_projects_function_made_crosses_as_the_judges_own_code_hold
         call(judge, "register", "holding the candidate's")
     wrapped = call(judge, "register", "wrapping the candidate's")
     assert isinstance(wrapped, repoexec_judge.Handle) and wrapped(1) == 2
+
+
+def test_a_partial_of_a_projects_function_crosses_inside_an_object_of_its_package_only(channel):
+    """xarray's lazy arrays hold a ``partial`` of its own decoder bound to data: inside an object of the function's
+    own package it crosses as the judge's own function so bound (the package's code calls it on data). As the
+    answer itself it stays a handle, called in the candidate's process; inside another package's object it is
+    refused, as any handle inside an object; and a candidate's process patched to send it by value as the answer
+    is refused by the judge."""
+    import functools
+
+    judge, _ = channel
+    made = call(judge, "lazy", "inside its package's object")
+    assert type(made.function) is functools.partial and made.function.func is sys.modules["shop.money"].scale
+    assert made.function.keywords == {"factor": 3} and made.value() == 6
+    answer = call(judge, "lazy", "the answer itself")
+    assert isinstance(answer, repoexec_judge.Handle) and answer(5) == 15
+    with pytest.raises(WireError, match="may not hold an object of the candidate's process"):
+        call(judge, "lazy", "inside another package's object")
+    with pytest.raises(WireError, match="a partial of scale may cross only inside an object of its function's own"):
+        call(judge, "lazy", "forced")
 
 
 def test_a_function_sent_by_its_code_must_be_the_judges_own_and_hold_data_only(channel):

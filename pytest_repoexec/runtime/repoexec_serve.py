@@ -28,9 +28,9 @@ import types
 
 from repoexec_futures import awaiting, is_deferred, own_loop, pending
 from repoexec_guard import apply_limits, deny_system_calls, limit_kind
-from repoexec_wire import (FUNCTION_TYPES, VALUE_TYPES, WIRE_CALLS, _named, _named_singleton, bindable, by_code,
-                           cell_filled, converted, dumps, identities, is_sentinel, is_value_type, library_module,
-                           module_of_project, receive, send, sentinels, shaped_function, socket_from)
+from repoexec_wire import (FUNCTION_TYPES, VALUE_TYPES, WIRE_CALLS, _named, _named_singleton, _reached, bindable,
+                           by_code, cell_filled, converted, dumps, identities, is_sentinel, is_value_type,
+                           library_module, module_of_project, receive, send, sentinels, shaped_function, socket_from)
 
 try:  # signal.signal without its enums (both ways, twice a call: a tenth of a call's cost)
     from _signal import signal as _set_handler
@@ -169,6 +169,7 @@ class Server:
         self.streak = (None, 0)  # (hid, requests in a row for its items, nothing else asked between)
         self.told = (_Told(sys.stdout), _Told(sys.stderr))  # the streams while a call runs
         self.by_code = {}  # id -> a nested function of the project's sent by where its code stands (``_coded``)
+        self.partials = None  # ids of the partials of a project's function sent by value (``_send``)
 
     # --- reading the judge ---
 
@@ -260,6 +261,11 @@ class Server:
                 _bound_to_value(obj.func) and not isinstance(getattr(obj.func, "__self__", None), type))):
             return None  # a partial of a value's method (a parser's getint) or of a value type: a value; one of a
             # function stays here, a handle (the judge runs no function on arguments the candidate bound)
+        if isinstance(obj, functools.partial) and self._project_function(obj.func):
+            if self.partials is _FIRST:  # where it stands decides: the message is walked, then sent again
+                raise _HoldersNeeded
+            if self.partials is not None and id(obj) in self.partials:
+                return None  # inside an object of its function's package: the judge's own function, bound to data
         if isinstance(obj, type) or is_value_type(cls) or module_of_project(cls.__module__, self.project_roots) \
                 and not isinstance(obj, FUNCTION_TYPES):
             return None
@@ -308,13 +314,26 @@ class Server:
 
     def _send(self, message):
         self._tell()
+        sent_whole = set(self.by_value)
         try:
-            self.in_reference = 0
-            payload = dumps(message, self._persistent_id, as_values=True, reduce=self._reduce)
+            self.in_reference, self.partials = 0, _FIRST
+            try:
+                payload = dumps(message, self._persistent_id, as_values=True, reduce=self._reduce)
+            except _HoldersNeeded:  # a partial of a project's function: by value only inside its package's object
+                self.in_reference, self.by_value = 0, sent_whole
+                self.partials = _partials_inside_their_package(message, self._project_function)
+                payload = dumps(message, self._persistent_id, as_values=True, reduce=self._reduce)
         except Exception as exc:
             text = f"the candidate's answer cannot cross to the judge: {type(exc).__name__}: {exc}"
             payload = dumps(("raise", message[1], None, (None, text, "")))
+        finally:
+            self.partials = None
         send(self.sock, payload)
+
+    def _project_function(self, function):
+        """A function of a project's module, which the judge finds by its name (its own copy of it)."""
+        return type(function) is types.FunctionType and _global_name(function) is not None \
+            and module_of_project(function.__module__, self.project_roots)
 
     def _left(self):
         """What the call left in this process that the judge mirrors by name: modules imported, codecs registered."""
@@ -610,6 +629,26 @@ def _bound_to_value(method):
     return not isinstance(owner, types.ModuleType) and _named(type(owner)) and bindable(owner) \
         and (is_deferred(owner) or not callable(owner) and not hasattr(owner, "__next__")) \
         and getattr(owner, method.__name__, None) == method  # a Deferred's __next__ is its own, not an iterator's
+
+
+class _HoldersNeeded(Exception):
+    """A message holds a partial of a project's function: where each stands is found before it is sent."""
+
+
+_FIRST = object()  # ``Server.partials`` while a message is first pickled: a partial of a project's function stops it
+
+
+def _partials_inside_their_package(message, project_function):
+    """The ids of the partials of a project's function that stand inside an object of that function's own package
+    (xarray's lazy array holding its decoder, bound to data): the judge takes those by value (its own function),
+    and would refuse any other as a handle inside an object; one that is the answer itself or in a container stays
+    here, a handle, as before."""
+    found = set()
+    for item, inside, holder in _reached(message, set()):
+        if type(item) is functools.partial and inside == 2 and project_function(item.func) \
+                and item.func.__module__.partition(".")[0] == type(holder).__module__.partition(".")[0]:
+            found.add(id(item))
+    return found
 
 
 _WALKED_MOST = 20_000  # objects a nested function's closure is walked for (``_holds_data``): past that, a handle

@@ -568,10 +568,15 @@ class JudgeUnpickler(pickle._Unpickler):
 
     def load(self):
         value = super().load()
+        held = {}  # id -> a partial of a project's function: where it stands is checked with the whole answer
         for obj in self.library_objects:  # its state (``__setstate__``) may have replaced what REDUCE made it of
             if type(obj) is functools.partial:
-                _bound_partial(obj)
-        _handles_only_in_containers(value, self.known, self.chosen)  # what a list holding it came to hold, too
+                if id(obj.func) in self.chosen and isinstance(obj.func, types.FunctionType) \
+                        and module_of_project(obj.func.__module__, self.project_roots):
+                    held[id(obj)] = obj
+                else:
+                    _bound_partial(obj)
+        _handles_only_in_containers(value, self.known, self.chosen, held)  # what a list holding it came to hold, too
         for called, arguments, held in self.futures:
             _future_checked(called, arguments, held, self.known, self.chosen)
         for function in self.nested:
@@ -698,7 +703,7 @@ _FILLED = (list, dict, set, bytearray, collections.deque, collections.OrderedDic
            collections.defaultdict)  # what APPENDS and SETITEMS can still change after a check
 
 
-def _handles_only_in_containers(value, known, chosen):
+def _handles_only_in_containers(value, known, chosen, partials=None):
     """A handle (a function, generator or iterator that stays in the candidate's process) or a function the
     answer named (``chosen``: a library's or the project's by its name, a method bound for it) stands in an answer
     only as itself or in lists, tuples, dicts and sets, where only a test calls it, with the test's arguments:
@@ -706,11 +711,20 @@ def _handles_only_in_containers(value, known, chosen):
     (``cProfile.run`` and a string of code), but an object of its own package's class (httplib2's ``Http`` holds
     ``httplib2.proxy_info_from_environment``: the package's own code calls the package's own function). In a
     standard value container it is data's peer too (a defaultdict's factory is called with no arguments). What
-    the project's own ``__setstate__`` makes is its own."""
+    the project's own ``__setstate__`` makes is its own. A ``partial`` of a project's function (``partials``) with
+    data bound stands only inside an object of that function's own package (xarray's lazy arrays hold one of its
+    decoder): there the package's code calls its own function on data; as the answer, or in a container, a test
+    would call it with arguments the candidate chose."""
+    partials = partials or {}
     for item, inside, holder in _reached(value, known):
         if inside and _handle(item) and not _held(item):
             raise WireError("an object of the candidate's process may cross only as the answer itself or in a "
                             "list, tuple, dict or set, never inside another object")
+        if id(item) in partials and (inside != 2 or _package(item.func) != type(holder).__module__.partition(".")[0]):
+            raise WireError(f"a partial of {item.func.__qualname__} may cross only inside an object of its "
+                            "function's own package")
+        if inside == 2 and id(holder) in partials and item is holder.func:
+            continue  # the partial's own function: where the partial stands was checked
         if inside == 2 and id(item) in chosen and _package(item) != type(holder).__module__.partition(".")[0]:
             raise WireError(f"a {type(item).__name__} {getattr(item, '__qualname__', '')} may not cross inside "
                             "another object: only data does (a function crosses as the answer or in a list, "
