@@ -449,6 +449,63 @@ def test_a_dataclass_under_test_is_compared_and_read_as_its_decorator_makes_it_a
     assert (wrong_sample["passed"], wrong_sample["judge"]) == (False, "apart")
 
 
+HEADER = '''\
+import abc
+
+
+class Header(abc.ABC):
+    """A response header: its subclasses say its name and how its value is written."""
+
+    NAME = ""
+
+    @abc.abstractmethod
+    def value(self):
+        """The header's value."""
+
+    def written(self):
+        if not self.NAME:
+            raise LookupError("a header needs a name")
+        return f"{self.NAME}: {self.value()}"
+'''
+HEADER_TESTS = '''\
+import pytest
+
+from web.header import Header
+
+
+def test_a_subclass_of_the_abstract_class_without_a_name():
+    class Nameless(Header):  # a test's subclass (litestar's test of its abstract Header)
+        def value(self):
+            return "x"
+
+    with pytest.raises(LookupError):
+        Nameless().written()
+'''
+
+
+def test_a_tests_subclass_of_an_abstract_class_under_test_is_made_apart(run_repoexec, pytester):
+    """A test derives the abstract class under test and defines what is abstract in it; the candidate's process,
+    which has only the class under test, makes the instance as a subclass of it with nothing abstract left, so the
+    test meets the class's own behaviour (litestar's ``Header``: an abstract class could not be instantiated there).
+    A candidate whose method does not check the name fails."""
+    project = class_project(pytester.path, "web", "header", HEADER, HEADER_TESTS)
+    reference = "class Header(abc.ABC):" + HEADER.split("class Header(abc.ABC):", 1)[1]
+    (project / "header").mkdir()
+    (project / "header" / "problem.toml").write_text(
+        'module = "web.header"\nentry_point = "Header"\ntest_count = 1\n'
+        'suite = ["tests/test_header.py::test_a_subclass_of_the_abstract_class_without_a_name"]\n'
+        f"reference = '''\n{reference}'''\n\n[prompt]\ndescription_detailed = '''A header.'''\n"
+        "description_sketchy = '''A header.'''\n\n[prompt.context]\nfull = '''\n'''\n")
+    wrong = reference.replace("        if not self.NAME:\n            raise LookupError(\"a header needs a name\")\n", "")
+    assert wrong != reference
+    replay = write_replay(pytester.path / "replay.jsonl", {"web/header": [reference, wrong]})
+    result, report = run_repoexec(str(project), f"--repoexec-model=replay:{replay}", "--repoexec-fresh")
+    assert report is not None, result.stdout.str()[-3000:]
+    right, wrong_sample = report["samples"]
+    assert (right["passed"], right["judge"]) == (True, "apart"), right["error_log"]
+    assert (wrong_sample["passed"], wrong_sample["judge"]) == (False, "apart")
+
+
 KEPT = PEN.replace('''    def food(self):''', '''    def enlist(self, keeper):
         """Put this pen on the keeper's list."""
         keeper.pens.append(self)

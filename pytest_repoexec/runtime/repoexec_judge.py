@@ -357,7 +357,8 @@ class RemoteInstance:
         # a class the project derives from it is made as the candidate's process has it (the project's same class
         # over the candidate's); one a test derives is made as the class under test, which is all that process has
         target = cls._repoexec_target if _made_as_base(cls) else (cls.__module__, cls.__qualname__)
-        return _channel().make(cls, ("class", *target, "new"), args, kwargs)
+        derived = _made_as_base(cls) and "_repoexec_target" not in vars(cls)  # a test's subclass
+        return _channel().make(cls, ("class", *target, "derived" if derived else "new"), args, kwargs)
 
     def __class_getitem__(cls, item):  # a generic class under test, subscripted (MultiDict[str]) as the reference
         return types.GenericAlias(cls, item)

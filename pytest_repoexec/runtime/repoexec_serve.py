@@ -719,7 +719,20 @@ _HANDLE_OPS = {
 _CLASS_OPS = {
     "new": lambda cls, *args, **kwargs: cls(*args, **kwargs), "getattr": getattr, "setattr": setattr,
     "method": lambda cls, name, *args, **kwargs: getattr(cls, name)(*args, **kwargs),
+    "derived": lambda cls, *args, **kwargs: _concrete(cls)(*args, **kwargs),
 }
+
+
+@functools.lru_cache(maxsize=None)
+def _concrete(cls):
+    """The class to make an instance of for a test's subclass of the class under test: the class itself, or, where
+    it is abstract (litestar's ``Header``), a subclass of it with nothing abstract left, for the test's subclass
+    defines what is (in the judge) and this process has no class but the one under test."""
+    if not getattr(cls, "__abstractmethods__", None):
+        return cls
+    made = type(cls)(cls.__name__, (cls,), {"__module__": cls.__module__, "__qualname__": cls.__qualname__})
+    made.__abstractmethods__ = frozenset()  # set once made: ABCMeta counts them as it makes the class
+    return made
 _UNDER_TEST = ()  # the classes under test (main sets them): their instances are never sent by value
 
 
