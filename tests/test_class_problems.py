@@ -4,6 +4,7 @@ prompt holds a description of the class in one of two forms (``--repoexec-descri
 
 from __future__ import annotations
 
+import re
 import textwrap
 
 import pytest
@@ -432,16 +433,25 @@ def test_a_dataclass_under_test_is_compared_and_read_as_its_decorator_makes_it_a
     """The reference's ``dataclass`` decorator makes its comparisons and hash (asked of the candidate's instances,
     as a class's own ``__eq__`` is) and its fields, which ``dataclasses.asdict``, ``fields`` and ``replace`` read
     in the judge; a candidate whose method is wrong fails."""
-    project = class_project(pytester.path, "geo", "point", POINT, POINT_TESTS)
     reference = "@dataclasses.dataclass(frozen=True, order=True)\nclass Point:" + POINT.split("class Point:", 1)[1]
-    (project / "point").mkdir()
-    (project / "point" / "problem.toml").write_text(
-        'module = "geo.point"\nentry_point = "Point"\ntest_count = 1\n'
-        'suite = ["tests/test_point.py::test_a_dataclass_instance"]\n'
-        f"reference = '''\n{reference}'''\n\n[prompt]\ndescription_detailed = '''A point.'''\n"
-        "description_sketchy = '''A point.'''\n\n[prompt.context]\nfull = '''\n'''\n")
-    wrong = reference.replace("x=self.x + dx", "x=self.x - dx")
-    replay = write_replay(pytester.path / "replay.jsonl", {"geo/point": [reference, wrong]})
+    _right_passes_and_wrong_fails_apart(run_repoexec, pytester, ("geo", "point", "Point"), POINT, POINT_TESTS,
+                                        reference, reference.replace("x=self.x + dx", "x=self.x - dx"))
+
+
+def _right_passes_and_wrong_fails_apart(run_repoexec, pytester, where, source, tests, reference, wrong):
+    """A one-test class problem (``where``: package, module, class) judged with its reference and a wrong class:
+    the reference passes apart, the wrong one fails apart."""
+    package, module, name = where
+    assert wrong != reference
+    project = class_project(pytester.path, package, module, source, tests)
+    test = re.search(r"^def (test_\w+)", tests, re.M).group(1)
+    (project / module).mkdir()
+    (project / module / "problem.toml").write_text(
+        f'module = "{package}.{module}"\nentry_point = "{name}"\ntest_count = 1\n'
+        f'suite = ["tests/test_{module}.py::{test}"]\n'
+        f"reference = '''\n{reference}'''\n\n[prompt]\ndescription_detailed = '''{name}.'''\n"
+        f"description_sketchy = '''{name}.'''\n\n[prompt.context]\nfull = '''\n'''\n")
+    replay = write_replay(pytester.path / "replay.jsonl", {f"{package}/{module}": [reference, wrong]})
     result, report = run_repoexec(str(project), f"--repoexec-model=replay:{replay}", "--repoexec-fresh")
     assert report is not None, result.stdout.str()[-3000:]
     right, wrong_sample = report["samples"]
@@ -488,22 +498,10 @@ def test_a_tests_subclass_of_an_abstract_class_under_test_is_made_apart(run_repo
     which has only the class under test, makes the instance as a subclass of it with nothing abstract left, so the
     test meets the class's own behaviour (litestar's ``Header``: an abstract class could not be instantiated there).
     A candidate whose method does not check the name fails."""
-    project = class_project(pytester.path, "web", "header", HEADER, HEADER_TESTS)
     reference = "class Header(abc.ABC):" + HEADER.split("class Header(abc.ABC):", 1)[1]
-    (project / "header").mkdir()
-    (project / "header" / "problem.toml").write_text(
-        'module = "web.header"\nentry_point = "Header"\ntest_count = 1\n'
-        'suite = ["tests/test_header.py::test_a_subclass_of_the_abstract_class_without_a_name"]\n'
-        f"reference = '''\n{reference}'''\n\n[prompt]\ndescription_detailed = '''A header.'''\n"
-        "description_sketchy = '''A header.'''\n\n[prompt.context]\nfull = '''\n'''\n")
     wrong = reference.replace("        if not self.NAME:\n            raise LookupError(\"a header needs a name\")\n", "")
-    assert wrong != reference
-    replay = write_replay(pytester.path / "replay.jsonl", {"web/header": [reference, wrong]})
-    result, report = run_repoexec(str(project), f"--repoexec-model=replay:{replay}", "--repoexec-fresh")
-    assert report is not None, result.stdout.str()[-3000:]
-    right, wrong_sample = report["samples"]
-    assert (right["passed"], right["judge"]) == (True, "apart"), right["error_log"]
-    assert (wrong_sample["passed"], wrong_sample["judge"]) == (False, "apart")
+    _right_passes_and_wrong_fails_apart(run_repoexec, pytester, ("web", "header", "Header"), HEADER, HEADER_TESTS,
+                                        reference, wrong)
 
 
 KEPT = PEN.replace('''    def food(self):''', '''    def enlist(self, keeper):
