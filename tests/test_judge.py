@@ -437,6 +437,10 @@ def game(kind):
     raise LookupError(kind)
 
 
+def hand_over(function):
+    from shop.money import Register
+    return function(Register(3))  # a call back to the judge, with the object as its argument
+
 def lazy(kind):
     import functools, types
     from shop.money import Lazy, scale
@@ -1243,6 +1247,9 @@ def test_a_function_a_projects_function_made_crosses_as_the_judges_own_code_hold
         call(judge, "register", "holding the candidate's")
     wrapped = call(judge, "register", "wrapping the candidate's")
     assert isinstance(wrapped, repoexec_judge.Handle) and wrapped(1) == 2
+    seen = []  # the test's function holds a list: it is lent, and the call comes back to the judge
+    assert call(judge, "hand_over", lambda register: seen.append(register) or register.convert(5)) == 15
+    assert type(seen[0].convert) is types.FunctionType  # so in a call back to the judge, by its code
 
 
 def test_a_partial_of_a_projects_function_crosses_inside_an_object_of_its_package_only(channel):

@@ -401,7 +401,7 @@ class Server:
             hints = {}  # the hints themselves, each read apart by the judge: where it refuses one, it keeps its text
             for name, note in annotations.items():
                 try:
-                    hints[name] = dumps(note, self._persistent_id, as_values=True)
+                    hints[name] = dumps(note, self._persistent_id, as_values=True, reduce=self._reduce)
                 except Exception:
                     pass
             code = getattr(function, "__code__", None)
@@ -431,7 +431,8 @@ class Server:
         self.callbacks += 1
         number = -self.callbacks
         self._tell()
-        send(self.sock, dumps(("callback", number, hid, op, args, kwargs), self._persistent_id, as_values=True))
+        send(self.sock, dumps(("callback", number, hid, op, args, kwargs), self._persistent_id, as_values=True,
+                              reduce=self._reduce))
         while True:
             data = receive(self.sock)
             if data is None:
