@@ -12,7 +12,6 @@ import builtins
 import codecs
 import copy
 import functools
-import gc
 import importlib
 import inspect
 import io
@@ -652,34 +651,25 @@ def _partials_inside_their_package(message, project_function):
     return found
 
 
-_WALKED_MOST = 20_000  # objects a nested function's closure is walked for (``_holds_data``): past that, a handle
+_WALKED_MOST = 20_000  # places a nested function's closure is walked to (``_holds_data``): past that, a handle
 
 
 def _holds_data(function, seen, server):
     """Whether what a nested function holds (its cells, defaults, attributes) reaches only what crosses as data or
-    by name, or other such functions: no function that would stay here as a handle, no generator or iterator."""
-    left = [[cell.cell_contents for cell in function.__closure__ or () if cell_filled(cell)],
-            function.__defaults__, function.__kwdefaults__, vars(function)]
-    walked = 0
-    while left:
-        item = left.pop()
-        if id(item) in seen or type(item) in _PLAIN and not isinstance(item, (tuple, list, dict, set, frozenset)):
-            continue
-        seen.add(id(item))
-        walked += 1
+    by name, or other such functions: no function that would stay here as a handle, no generator or iterator.
+    ``seen``: the nested functions already asked about (one may hold another, or itself)."""
+    held = ([cell.cell_contents for cell in function.__closure__ or () if cell_filled(cell)],
+            function.__defaults__, function.__kwdefaults__, vars(function))
+    for walked, (item, *_) in enumerate(_reached(held, set())):
         if walked > _WALKED_MOST:
             return False
-        if isinstance(item, (type, types.ModuleType, types.CodeType)):
-            continue
         if isinstance(item, types.FunctionType):
-            if _global_name(item) is None and not server._coded(item, seen):
+            if id(item) not in seen and _global_name(item) is None and not server._coded(item, seen):
                 return False
-            continue
-        if isinstance(item, types.MethodType) and not _bound_to_value(item) \
+        elif isinstance(item, types.MethodType) and not _bound_to_value(item) \
                 or isinstance(item, FUNCTION_TYPES) and not isinstance(item, types.MethodType) \
                 and _global_name(item) is None or hasattr(item, "__next__") or inspect.isawaitable(item):
             return False
-        left.extend(gc.get_referents(item))
     return True
 
 
@@ -717,11 +707,6 @@ _HANDLE_OPS = {
     "copy": lambda obj, deep: (copy.deepcopy if deep else copy.copy)(obj),
     "await": lambda obj: _awaited(obj),
 }
-_CLASS_OPS = {
-    "new": lambda cls, *args, **kwargs: cls(*args, **kwargs), "getattr": getattr, "setattr": setattr,
-    "method": lambda cls, name, *args, **kwargs: getattr(cls, name)(*args, **kwargs),
-    "derived": lambda cls, *args, **kwargs: _concrete(cls)(*args, **kwargs),
-}
 
 
 @functools.lru_cache(maxsize=None)
@@ -734,6 +719,14 @@ def _concrete(cls):
     made = type(cls)(cls.__name__, (cls,), {"__module__": cls.__module__, "__qualname__": cls.__qualname__})
     made.__abstractmethods__ = frozenset()  # set once made: ABCMeta counts them as it makes the class
     return made
+
+
+_CLASS_OPS = {
+    "new": lambda cls, *args, **kwargs: cls(*args, **kwargs), "getattr": getattr, "setattr": setattr,
+    "method": lambda cls, name, *args, **kwargs: getattr(cls, name)(*args, **kwargs),
+    "derived": lambda cls, *args, **kwargs: _concrete(cls)(*args, **kwargs),
+}
+
 _UNDER_TEST = ()  # the classes under test (main sets them): their instances are never sent by value
 
 

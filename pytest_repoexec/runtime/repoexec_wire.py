@@ -568,15 +568,15 @@ class JudgeUnpickler(pickle._Unpickler):
 
     def load(self):
         value = super().load()
-        held = {}  # id -> a partial of a project's function: where it stands is checked with the whole answer
+        partials = {}  # id -> a partial of a project's function: where it stands is checked with the whole answer
         for obj in self.library_objects:  # its state (``__setstate__``) may have replaced what REDUCE made it of
             if type(obj) is functools.partial:
                 if id(obj.func) in self.chosen and isinstance(obj.func, types.FunctionType) \
                         and module_of_project(obj.func.__module__, self.project_roots):
-                    held[id(obj)] = obj
+                    partials[id(obj)] = obj
                 else:
                     _bound_partial(obj)
-        _handles_only_in_containers(value, self.known, self.chosen, held)  # what a list holding it came to hold, too
+        _handles_only_in_containers(value, self.known, self.chosen, partials)  # what a list holding it came to hold
         for called, arguments, held in self.futures:
             _future_checked(called, arguments, held, self.known, self.chosen)
         for function in self.nested:
