@@ -1897,6 +1897,73 @@ def test_a_single_dispatch_function_is_judged_apart_its_overloads_called_where_t
     assert outcomes == [(True, "apart", 3), (False, "apart", 0)]
 
 
+FOLDERS = '''\
+import os
+
+
+def ensure(path):
+    """Make the folder ``path`` and its parents; answer it."""
+    os.makedirs(path, mode=0o750, exist_ok=True)
+    return path
+'''
+FOLDERS_TESTS = '''\
+import importlib.util
+import os
+import stat
+
+from .state import ensure
+
+
+def test_a_folder_and_its_parents():
+    assert os.path.isdir(ensure("/tmp/made/here/too"))
+    assert stat.S_IMODE(os.stat("/tmp/made/here/too").st_mode) == 0o750
+    assert os.path.isdir("/tmp/made/here")
+
+
+def test_a_relative_folder_in_home():
+    os.chdir(os.path.expanduser("~"))
+    ensure("relative/one")
+    with open(os.path.expanduser("~/relative/one/written.txt"), "w") as written:  # the test's own file in it
+        written.write("kept")
+
+
+def test_nothing_importable():
+    ensure("/tmp/plain")
+    assert importlib.util.find_spec("planted") is None
+'''
+PLANTING = '''\
+def ensure(path):
+    import os
+    import sys
+    os.makedirs(path, mode=0o750, exist_ok=True)
+    for entry in sys.path:  # a namespace package of that name wherever the judge might import from
+        try:
+            os.makedirs(os.path.join(entry or ".", "planted"), exist_ok=True)
+        except OSError:
+            pass
+    return path
+'''
+
+
+@pytest.mark.timeout(300)
+def test_folders_the_candidate_made_are_made_in_the_judge_but_never_where_they_could_be_imported(
+        run_repoexec, pytester):
+    """flutils' ``directory_present``: the test looks for the folders the call made, in the judge's own root.
+    The candidate's process tells where it made folders; the judge makes empty ones of its own, except where the
+    import system would find one as a package (a candidate planting ``planted`` in every folder of its import
+    path fails nothing, and the judge imports nothing of it)."""
+    project = write_one_problem(pytester.path, FOLDERS, "ensure", FOLDERS_TESTS)
+    replay = write_replay(pytester.path / "planting.jsonl", {"keeper/ensure": [PLANTING]})
+    outcomes = []
+    for model, judge in (("reference", "apart"), (f"replay:{replay}", "apart"), ("reference", "in-process")):
+        result, report = run_repoexec(str(project), "--repoexec-fresh", f"--repoexec-model={model}",
+                                      f"--repoexec-judge={judge}", subprocess=True)
+        assert report is not None, "\n".join(result.outlines[-30:])
+        (sample,) = report["samples"]
+        outcomes.append((sample["passed"], sample["judge"], sample["tests_passed"]))
+    assert outcomes == [(True, "apart", 3), (True, "apart", 3), (True, "in-process", 3)]
+
+
 DOUBLED = '''\
 def doubled(value):
     """Twice ``value``."""

@@ -27,6 +27,7 @@ from repoexec_wire import (FUNCTION_TYPES, WireError, _named, _of_tests, convert
                            socket_from, trusted_module)
 
 DESCRIBE_WAIT = 10.0  # seconds the candidate's process has to describe its target, its module's import included
+FOLDERS_MOST = 4096  # folders a sample's candidate may have the judge make (``Channel._folders``)
 STUCK_GRACE = 2.0  # seconds the candidate's process has to answer an abandoned call before it counts as stuck
 _SCALARS = (bool, int, float, complex, str, bytes, type(None))
 # what the judge never sends by reference nor lends: no constant of the focal module (a string, bytes, a tuple or
@@ -499,6 +500,7 @@ class Channel:
         self.ahead = {}  # hid -> the items of an iterated handle made ahead, not yet taken (``Handle.__next__``)
         self.held = {}  # hid -> how many Handles stand for that object of the candidate's process
         self.released = set()  # hids no Handle stands for any more: the next call tells that process to let go
+        self.folders = 0  # folders made here for the candidate's process (``_folders``)
         self._context()  # the environment as both processes start with it: only later changes cross
 
     def call(self, target, args, kwargs):
@@ -752,6 +754,9 @@ class Channel:
                     codecs.register(found)
                     self.codecs.append(found)
             return False, None
+        if kind == "folders" and len(message) == 2 and isinstance(message[1], list):
+            self._folders(message[1])
+            return False, None
         if kind not in ("return", "raise") or len(message) != 4:
             raise WireError(f"a message of kind {kind!r}")
         _, answered, *rest = message
@@ -777,6 +782,31 @@ class Channel:
                     _apply(known, state)
                     value = known if value is state else value
         return True, value
+
+    def _folders(self, made):
+        """Make here the empty folders a call made there (path, mode), where a test finds what a call made
+        (both processes' roots are writable, as RepoExec's container's was): never a folder the import system could
+        find as a package (a name under a folder of the import path: an empty folder is a namespace package) nor
+        one of the kernel's, never more than ``FOLDERS_MOST``. A folder or file already here is left as it is. Nothing of a file crosses: an empty folder
+        carries no data a test could read as the judge's."""
+        imported = [os.path.realpath(entry or ".") for entry in sys.path if isinstance(entry, str)]
+        for item in made:
+            if self.folders >= FOLDERS_MOST:
+                return
+            if not (isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], str)
+                    and type(item[1]) is int and os.path.isabs(item[0]) and len(item[0]) < 4096
+                    and "\0" not in item[0]) or os.path.lexists(item[0]):
+                continue
+            path = os.path.realpath(item[0])
+            if any(_within(path, folder) for folder in ("/proc", "/sys", "/dev")) \
+                    or any(_importable(path, entry) for entry in imported):
+                continue
+            self.folders += 1
+            try:
+                os.makedirs(path)
+                os.chmod(path, item[1] & 0o1777)
+            except OSError:  # a read-only place, a file in the way: as if not made
+                pass
 
     def _callback(self, number, hid, op, args, kwargs):
         """Run a lent object's use for the candidate's process, which waits for it: its call is not abandoned
@@ -907,6 +937,18 @@ class Channel:
         object.__setattr__(made, "_repoexec_hid", hid)
         self.instances[hid] = made
         return made
+
+
+def _within(path, folder):
+    """Whether ``path`` is ``folder`` or lies under it (both real paths)."""
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
+
+
+def _importable(path, entry):
+    """Whether a folder at ``path`` could be imported from the import path's ``entry``: it is the entry, or the
+    first part of it under the entry is a name (``pkg`` of ``entry/pkg/sub``)."""
+    return _within(path, entry) and (path == entry or path[len(entry.rstrip(os.sep)) + 1:].split(os.sep)[0]
+                                     .isidentifier())
 
 
 def _constants(module):

@@ -20,6 +20,7 @@ import marshal
 import os
 import pickle
 import signal
+import stat
 import sys
 import time
 import traceback
@@ -335,9 +336,11 @@ class Server:
             and module_of_project(function.__module__, self.project_roots)
 
     def _left(self):
-        """What the call left in this process that the judge mirrors by name: modules imported, codecs registered."""
+        """What the call left in this process that the judge mirrors: modules imported and codecs registered, by
+        name; folders made, by path."""
         self._imported()
         self._registered()
+        self._folders()
 
     def _imported(self):
         """Tell the judge the names of the modules a call imported (``google.auth.credentials``, loaded on first
@@ -357,6 +360,24 @@ class Server:
         _CODECS_REGISTERED.clear()
         if named:
             send(self.sock, dumps(("codecs", named)))
+
+    def _folders(self):
+        """Tell the judge the folders a call made (flutils' ``directory_present``) that are still folders, each with
+        its mode: the judge makes empty ones of its own where it may (``Channel._folders``), as a test would find
+        them beside the call. Folders only: a file's content never crosses this way."""
+        if not _FOLDERS_MADE:
+            return
+        made = []
+        for path in dict.fromkeys(_FOLDERS_MADE):
+            try:
+                found = os.stat(path)
+            except (OSError, ValueError):
+                continue
+            if stat.S_ISDIR(found.st_mode):
+                made.append((path, stat.S_IMODE(found.st_mode)))
+        _FOLDERS_MADE.clear()
+        if made:
+            send(self.sock, dumps(("folders", made)))
 
     # --- serving ---
 
@@ -846,11 +867,13 @@ def main(argv=None):
         print(f"repoexec: no seccomp filter: {unfiltered}", file=sys.stderr)
     sys.path[:0] = [path for path in options.repoexec_path if path not in sys.path]
     codecs.register = _recorded(codecs.register)
+    sys.addaudithook(_heard)
     try:
         module = importlib.import_module(options.repoexec_module)
     except BaseException as exc:  # every call answers with what the import raised
         module = _Broken(exc)
     _CODECS_REGISTERED.clear()  # the module's import registers the same in the judge's own import
+    _FOLDERS_MADE.clear()  # ... and makes the same folders
     global _UNDER_TEST
     _UNDER_TEST = () if isinstance(module, _Broken) else tuple(
         found for found in (getattr(module, name, None) for name in options.repoexec_class) if isinstance(found, type))
@@ -870,6 +893,24 @@ def _recorded(register):
         _CODECS_REGISTERED.append(search_function)
 
     return registering
+
+
+_FOLDERS_MADE = []  # the absolute path of each folder a call asked to make, since the judge was last told
+
+
+def _heard(event, args):
+    """An audit hook: where ``os.mkdir`` was asked to make a folder (``os.makedirs``, ``Path.mkdir``), for
+    ``Server._folders``; whether it was made is looked at once the call is over. Never raises (an audit hook's
+    exception would stop the call it heard)."""
+    if event == "os.mkdir":
+        try:
+            path, _, dir_fd = args
+            path = os.fsdecode(path)
+            if dir_fd is not None and dir_fd != -1 and not os.path.isabs(path):
+                path = os.path.join(os.readlink(f"/proc/self/fd/{dir_fd}"), path)
+            _FOLDERS_MADE.append(os.path.abspath(path))
+        except Exception:
+            pass
 
 
 class _Broken:
