@@ -93,6 +93,31 @@ def apply(function, values):
 
 MADE = []
 
+def made_functions():
+    import functools
+    def inner(a, b=2, *rest, key=None, **more):
+        """Inner's doc."""
+        total = a + b
+        return total
+    @functools.wraps(inner)
+    def wrapper(*args, **kwargs):
+        return inner(*args, **kwargs) * 10
+    def counted(x):
+        counted.calls += 1
+        return x
+    counted.calls = 0
+    def numbers():
+        yield 1
+    return inner, wrapper, counted, numbers
+
+def listen_on(sock):
+    sock.bind(("127.0.0.1", 0))
+    sock.listen()
+    return sock, sock.getsockname(), id(sock)
+
+def identity_of(value):
+    return id(value)
+
 def made_then_raising(n):
     for i in range(n):
         MADE.append(i)
@@ -975,7 +1000,7 @@ def test_honest_values_of_the_candidates_own_classes_cross_as_data(channel):
     assert groups == {"a": {"done": [1]}} and type(groups["a"]) is collections.defaultdict
     # a missing key is filled as the candidate's factory would, by a copy of what it made: no call to it
     assert groups["new"] == {} and groups["new"]["x"] == [] and groups["new"] is not groups["other"]
-    assert isinstance(functions[1], repoexec_judge.Handle) and functions[1](3) == (3, 3)
+    assert repoexec_wire._handle(functions[1]) and functions[1](3) == (3, 3)
 
 
 def test_a_value_of_a_subclass_the_candidate_made_of_a_value_type_crosses_as_the_base_value(channel):
@@ -1080,6 +1105,47 @@ def test_a_lent_function_has_the_test_functions_shape_and_nothing_of_its_globals
     seen = []
     assert call(judge, "call_twice", lambda a, b=7: seen.append((a, b)) or a + b) == (8, 6)
     assert seen == [(1, 7), (1, 5)]  # the judge's default where the candidate passed none
+
+
+def test_a_function_of_the_candidates_is_a_function_of_its_shape_here_that_calls_it_there(channel):
+    """tornado's ``add_accept_handler`` answers a function its tests compare by type: the judge's stand-in for a
+    plain function of the candidate's is a function of its own, of that function's names, doc, signature and
+    local names, whose body calls it there. One with attributes of its own (a counter) stays a handle whose
+    attributes are read there as they change; a generator's function too. Sent back, it is the candidate's own."""
+    import inspect
+    import types
+
+    judge, _ = channel
+    inner, wrapper, counted, numbers = call(judge, "made_functions")
+    assert type(inner) is types.FunctionType and repoexec_wire._handle(inner)
+    assert (inner.__name__, inner.__qualname__, inner.__doc__) == ("inner", "made_functions.<locals>.inner",
+                                                                     "Inner's doc.")
+    assert str(inspect.signature(inner)) == "(a, b=2, *rest, key=None, **more)"
+    assert inner.__code__.co_argcount == 2 and "total" in inner.__code__.co_varnames
+    assert inner(1) == 3 and inner(1, 5, key=0) == 6
+    assert type(wrapper) is types.FunctionType and wrapper.__name__ == "inner" and wrapper(1) == 30
+    assert repoexec_wire._handle(wrapper.__wrapped__) and wrapper.__wrapped__(2) == 4
+    assert call(judge, "apply", inner, [1, 2]) == [3, 4]  # its own function there, called there
+    assert isinstance(counted, repoexec_judge.Handle) and counted(7) == 7 and counted.calls == 1
+    assert isinstance(numbers, repoexec_judge.Handle)
+
+
+def test_a_tests_socket_reaches_the_candidates_process_as_a_duplicate_of_its_descriptor(channel):
+    """tornado's ``add_accept_handler(socket.socket(), ...)`` registers the test's socket with its own event loop:
+    the socket crosses as its descriptor, which the kernel duplicates into the candidate's process (one socket
+    there for each here, whatever the calls); what that process does to it is done to the test's (bound,
+    listening), and given back it is the test's own object."""
+    judge, _ = channel
+    with socket.socket() as sock:
+        answered, address, there = call(judge, "listen_on", sock)
+        assert answered is sock and sock.getsockname() == address
+        assert sock.getsockopt(socket.SOL_SOCKET, socket.SO_ACCEPTCONN) == 1
+        assert call(judge, "identity_of", sock) == there
+        with socket.create_connection(address, timeout=5) as client:
+            served, _ = sock.accept()
+            client.sendall(b"x")
+            assert served.recv(1) == b"x"
+            served.close()
 
 
 def test_a_codec_the_call_registered_is_the_projects_own_registered_in_the_judge_and_the_candidates_never(channel):
@@ -1246,7 +1312,7 @@ def test_a_function_a_projects_function_made_crosses_as_the_judges_own_code_hold
     with pytest.raises(WireError, match="may not hold an object of the candidate's process"):
         call(judge, "register", "holding the candidate's")
     wrapped = call(judge, "register", "wrapping the candidate's")
-    assert isinstance(wrapped, repoexec_judge.Handle) and wrapped(1) == 2
+    assert repoexec_wire._handle(wrapped) and wrapped(1) == 2
     seen = []  # the test's function holds a list: it is lent, and the call comes back to the judge
     assert call(judge, "hand_over", lambda register: seen.append(register) or register.convert(5)) == 15
     assert type(seen[0].convert) is types.FunctionType  # so in a call back to the judge, by its code
@@ -1333,10 +1399,11 @@ def test_the_stub_shows_the_candidates_doc_and_signature_and_builtin_slots_are_t
     assert stub.__defaults__ == (2,)
     init, bit_length, none_init, function_type, function = call(judge, "slot")
     assert init is object.__init__ and bit_length == (10).bit_length and none_init == None.__init__  # noqa: E711
-    assert function_type is type(lambda: None) and isinstance(function, repoexec_judge.Handle) and bool(function)
+    assert function_type is type(lambda: None) and repoexec_wire._handle(function) and bool(function)
     assert stub.__code__.co_varnames == ("a", "b", "c", "total") and stub.__code__.co_argcount == 2  # its local too
     assert stub(1, c=0) == 3
-    assert function.__code__.co_argcount == 0 and not hasattr(function.__code__, "co_consts")  # a summary
+    # the judge's own code of the lambda's shape: nothing of the candidate's code (its constants) crosses
+    assert function.__code__.co_argcount == 0 and function.__code__.co_name == "shaped" and function() is None
     with pytest.raises(repoexec_judge.CandidateError):  # the judge's code objects never cross
         call(judge, "code_of", (lambda: "expected").__code__)
 
@@ -1421,7 +1488,7 @@ def test_an_object_of_a_module_the_judges_session_collected_tests_from_is_lent_w
     monkeypatch.syspath_prepend(str(elsewhere))
     import unittest_checkers
 
-    checker, lent = unittest_checkers.Checker(), socket.socket()  # a socket: pickle refuses it, so it is lent
+    checker, lent = unittest_checkers.Checker(), open(os.devnull, "rb")  # a file: pickle refuses it, so it is lent
     with pytest.raises(WireError, match="could not rebuild"):  # named there, by a name it cannot import
         call(judge, "echo", [checker, lent])
     monkeypatch.setattr(repoexec_wire, "_TEST_MODULES", {"unittest_checkers"})  # as the inner plugin registers it

@@ -17,14 +17,15 @@ import marshal
 import os
 import pickle
 import select
+import socket
 import sys
 import time
 import types
 
 import repoexec_futures
-from repoexec_wire import (FUNCTION_TYPES, WireError, _named, _of_tests, converted, dumps, identities, is_sentinel,
-                           loads_checked, module_of_project, receive, resolve_global, send, shaped_function,
-                           socket_from, trusted_module)
+from repoexec_wire import (DESCRIPTORS_MOST, FUNCTION_TYPES, HANDLE_MARK, WireError, _handle, _named, _of_tests,
+                           converted, dumps, identities, is_sentinel, loads_checked, module_of_project, receive,
+                           resolve_global, send, shaped_function, socket_from, trusted_module)
 
 DESCRIBE_WAIT = 10.0  # seconds the candidate's process has to describe its target, its module's import included
 FOLDERS_MOST = 4096  # folders a sample's candidate may have the judge make (``Channel._folders``)
@@ -169,6 +170,45 @@ def _stub(target):
     return stub
 
 
+def _shown_signature(parameters):
+    """The signature of the candidate's parameters as its process told them: a default shown only where it is a
+    plain scalar (``...`` where it is not)."""
+    return inspect.Signature([inspect.Parameter(
+        name, inspect._ParameterKind(kind), default=(default[0] if type(default[0]) in _SCALARS else ...)
+        if default else inspect.Parameter.empty) for name, kind, *default in parameters])
+
+
+def _shaped_as(signature, forward, local):
+    """A function of that signature (and those local names) whose body calls ``forward(args, kwargs)``; a default
+    that is not shown (``...``) is not passed on."""
+    return shaped_function([(p.name, int(p.kind), p.default is not p.empty,
+                             *([p.default] if p.default is not p.empty and p.default is not ... else []))
+                            for p in signature.parameters.values()], forward,
+                           local if isinstance(local, list) else ())
+
+
+def _function_handle(handle, shape):
+    """A plain function of the judge's own standing for a function of the candidate's process: of that function's
+    names, doc, signature and local names (``repoexec_serve._shape``), its body a call of the handle. So
+    ``type(f) is FunctionType`` and ``f.__code__.co_varnames`` read as beside the candidate (tornado's
+    ``add_accept_handler``); no code of the candidate's runs here, and what a call answers is data again. Where the
+    shape is not one Python makes a function of, the handle itself."""
+    try:
+        signature = _shown_signature(shape["parameters"])
+        made = _shaped_as(signature, lambda args, kwargs: handle(*args, **kwargs), shape.get("local"))
+    except (TypeError, ValueError, SyntaxError, KeyError, AttributeError):
+        return handle
+    for key in ("__name__", "__qualname__", "__module__", "__doc__"):
+        if isinstance(shape.get(key), str):
+            setattr(made, key, shape[key])
+    made.__doc__ = shape["__doc__"] if isinstance(shape.get("__doc__"), str) else None
+    made.__signature__ = signature
+    if "__wrapped__" in shape:
+        made.__wrapped__ = shape["__wrapped__"]
+    setattr(made, HANDLE_MARK, handle)
+    return made
+
+
 def _described(stub, target):
     """The stub with the candidate's doc, signature, annotations and local names (tests read ``f.__doc__``,
     ``f.__code__.co_argcount``, ``co_varnames``), where its process tells them in ``DESCRIBE_WAIT`` seconds; the
@@ -183,13 +223,8 @@ def _described(stub, target):
     doc, parameters, notes, *local = _CHANNEL.describe(target) or (None, None, None)
     hints = _CHANNEL.hints(local[1]) if len(local) > 1 else {}
     try:
-        signature = inspect.Signature([inspect.Parameter(  # a default shown only where it is a plain scalar
-            name, inspect._ParameterKind(kind), default=(default[0] if type(default[0]) in _SCALARS else ...)
-            if default else inspect.Parameter.empty) for name, kind, *default in parameters])
-        shaped = shaped_function([(p.name, int(p.kind), p.default is not p.empty,
-                                   *([p.default] if p.default is not p.empty and p.default is not ... else []))
-                                  for p in signature.parameters.values()], stub._forward,
-                                 local[0] if local and isinstance(local[0], list) else ())
+        signature = _shown_signature(parameters)
+        shaped = _shaped_as(signature, stub._forward, local[0] if local else ())
     except (TypeError, ValueError, SyntaxError):
         stub.__doc__ = doc if isinstance(doc, str) else None
         return stub
@@ -501,6 +536,7 @@ class Channel:
         self.held = {}  # hid -> how many Handles stand for that object of the candidate's process
         self.released = set()  # hids no Handle stands for any more: the next call tells that process to let go
         self.folders = 0  # folders made here for the candidate's process (``_folders``)
+        self.descriptors = []  # the sockets' descriptors the message being made lends (``_persistent_id``)
         self._context()  # the environment as both processes start with it: only later changes cross
 
     def call(self, target, args, kwargs):
@@ -666,13 +702,14 @@ class Channel:
                 continue
             finally:
                 self.reading = False
-            if type(hint) is not Handle:
+            if not _handle(hint):
                 hints[name] = hint
         return hints
 
     def _send(self, payload):
+        descriptors, self.descriptors = self.descriptors, []
         try:
-            send(self.sock, payload)
+            send(self.sock, payload, descriptors)
         except OSError as exc:
             self._stop(f"the candidate's process ended ({exc})")
 
@@ -841,10 +878,10 @@ class Channel:
         file, a lock, a queue, a socket, an object of a class defined in a test), once more with every object
         that does not pickle lent too."""
         try:
-            self.in_reference = 0
+            self.in_reference, self.descriptors = 0, []
             return dumps(message, self._persistent_id)
         except (pickle.PicklingError, TypeError, AttributeError, RuntimeError):
-            self.in_reference = 0
+            self.in_reference, self.descriptors = 0, []
             return dumps(message, functools.partial(self._persistent_id, lending=True))
 
     def _persistent_id(self, obj, lending=False):
@@ -855,6 +892,8 @@ class Channel:
             return None  # every object, and the checks below cost a third of a call)
         if type(obj) is Handle:
             return ("handle", obj._hid)
+        if type(obj) is types.FunctionType and type(obj.__dict__.get(HANDLE_MARK)) is Handle:
+            return ("handle", obj.__dict__[HANDLE_MARK]._hid)
         if isinstance(obj, RemoteInstance):
             return ("handle", object.__getattribute__(obj, "_repoexec_hid"))
         if id(obj) in self.constants:
@@ -877,6 +916,11 @@ class Channel:
             return self._lend(obj, _described_function(obj))
         if repoexec_futures.pending(obj):  # a future there, settled by awaiting this one here
             return ("judge future", self._lend(obj, None)[1])
+        if type(obj) is socket.socket and obj.fileno() >= 0 and len(self.descriptors) < DESCRIPTORS_MOST:
+            # a test's socket: its descriptor, duplicated into that process by the kernel (tornado's
+            # add_accept_handler registers it with its own event loop); one object there for each here
+            self.descriptors.append(obj.fileno())
+            return ("socket", self._lend(obj, None)[1], len(self.descriptors) - 1)
         if lending and _unpicklable(obj):
             return self._lend(obj, None)
         return None
@@ -897,10 +941,13 @@ class Channel:
             return self.sent[pid[1:]]  # the judge's own object, which a call gave the candidate
         if pid[0] == "judge" and len(pid) == 2 and pid[1] in self.lent:
             return self.lent[pid[1]]
-        if pid[0] == "handle" and len(pid) == 4 and isinstance(pid[1], int) and isinstance(pid[2], str):
+        if pid[0] == "handle" and len(pid) in (4, 5) and isinstance(pid[1], int) and isinstance(pid[2], str):
             named = pid[3] if isinstance(pid[3], tuple) and len(pid[3]) == 2 else (None, None)
             own = resolve_global(*named, self.project_roots)  # a library's or the project's function: the judge's
-            return own if own is not None else Handle(self, pid[1], pid[2][:200])
+            if own is not None:
+                return own
+            handle = Handle(self, pid[1], pid[2][:200])
+            return _function_handle(handle, pid[4]) if len(pid) == 5 else handle
         if pid[0] == "sentinel" and len(pid) == 3 and all(isinstance(part, str) for part in pid[1:]) \
                 and module_of_project(pid[1], self.project_roots):
             found = getattr(sys.modules.get(pid[1]), pid[2], None)

@@ -20,6 +20,7 @@ import marshal
 import os
 import pickle
 import signal
+import socket
 import stat
 import sys
 import time
@@ -170,13 +171,29 @@ class Server:
         self.told = (_Told(sys.stdout), _Told(sys.stderr))  # the streams while a call runs
         self.by_code = {}  # id -> a nested function of the project's sent by where its code stands (``_coded``)
         self.partials = None  # ids of the partials of a project's function sent by value (``_send``)
+        self.descriptors = []  # what came with the message being read: the judge's sockets' descriptors
 
     # --- reading the judge ---
+
+    def _receive(self):
+        """The next message's bytes (None at the end), the descriptors that came with it in ``descriptors``."""
+        self._close_descriptors()
+        return receive(self.sock, self.descriptors)
 
     def _load(self, data):
         unpickler = pickle.Unpickler(_bytes_io(data))
         unpickler.persistent_load = self._persistent_load
-        return unpickler.load()
+        try:
+            return unpickler.load()
+        finally:
+            self._close_descriptors()
+
+    def _close_descriptors(self):
+        """Those the message did not use (one for a socket this process already has)."""
+        for fd in self.descriptors:
+            if fd >= 0:
+                os.close(fd)
+        self.descriptors = []
 
     def _persistent_load(self, pid):
         if pid[0] == "handle":
@@ -185,6 +202,13 @@ class Server:
             if pid[1] not in self.lent:
                 described = pid[2] if len(pid) > 2 else None
                 made = lent_function(self, pid[1], described) if described else Lent(self, pid[1])
+                self.lent[pid[1]] = made
+                self.lent_ids[id(made)] = pid[1]
+            return self.lent[pid[1]]
+        if pid[0] == "socket":  # a test's socket, as a duplicate of its descriptor
+            if pid[1] not in self.lent:
+                made = socket.socket(fileno=self.descriptors[pid[2]])
+                self.descriptors[pid[2]] = -1
                 self.lent[pid[1]] = made
                 self.lent_ids[id(made)] = pid[1]
             return self.lent[pid[1]]
@@ -279,7 +303,9 @@ class Server:
                 self.handles[hid] = obj
             if pending(obj):  # the judge makes a future of its own that awaits it
                 return ("future", hid)
-            return ("handle", hid, cls.__qualname__, _global_name(obj))
+            named = _global_name(obj)
+            shape = _shape(obj) if named is None and cls is types.FunctionType else None
+            return ("handle", hid, cls.__qualname__, named, *((shape,) if shape else ()))
         return None
 
     def _reduce(self, obj):
@@ -383,7 +409,7 @@ class Server:
 
     def serve(self):
         while True:
-            data = receive(self.sock)
+            data = self._receive()
             if data is None:
                 return
             try:
@@ -408,10 +434,7 @@ class Server:
         try:
             function = self._function(target)
             try:
-                signature = inspect.signature(function)
-                parameters = [(p.name, int(p.kind)) if p.default is p.empty else (
-                    p.name, int(p.kind), p.default if isinstance(p.default, _SHOWN) else ...)
-                    for p in signature.parameters.values()]
+                parameters = _parameters(function)
             except (TypeError, ValueError):
                 parameters = None
             doc = function.__doc__ if isinstance(function.__doc__, str) else None
@@ -454,7 +477,7 @@ class Server:
         send(self.sock, dumps(("callback", number, hid, op, args, kwargs), self._persistent_id, as_values=True,
                               reduce=self._reduce))
         while True:
-            data = receive(self.sock)
+            data = self._receive()
             if data is None:
                 os._exit(0)  # the judge is gone
             message = self._load(data)
@@ -692,6 +715,37 @@ def _holds_data(function, seen, server):
                 and _global_name(item) is None or hasattr(item, "__next__") or inspect.isawaitable(item):
             return False
     return True
+
+
+def _parameters(function):
+    """Each parameter's name and kind, and its default where that is a scalar (what the judge's stub shows)."""
+    return [(p.name, int(p.kind)) if p.default is p.empty else (
+        p.name, int(p.kind), p.default if isinstance(p.default, _SHOWN) else ...)
+        for p in inspect.signature(function).parameters.values()]
+
+
+_GENERATING = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
+_WRAPPED = frozenset({"__wrapped__"})  # what functools.wraps adds to a function's attributes
+
+
+def _shape(function):
+    """What the judge makes a function handle of (``repoexec_judge._function_handle``): its names, doc, parameters
+    and local names, and what it wraps, so that ``type(f)``, ``f.__code__.co_varnames`` and ``f.__name__`` read as
+    the candidate's function's (tornado's ``add_accept_handler`` answers a function its tests compare by type).
+    None for a generator's or coroutine's function, and for one with attributes of its own, which the judge's
+    handle reads here as they change (a cache, a counter)."""
+    if function.__code__.co_flags & _GENERATING or not vars(function).keys() <= _WRAPPED:
+        return None
+    try:
+        parameters = _parameters(function)
+    except (TypeError, ValueError):
+        return None
+    named = {name for name, *_ in parameters}
+    return {"parameters": parameters, "local": [name for name in function.__code__.co_varnames if name not in named],
+            "__name__": function.__name__, "__qualname__": function.__qualname__,
+            "__module__": function.__module__ if isinstance(function.__module__, str) else None,
+            "__doc__": function.__doc__ if isinstance(function.__doc__, str) else None,
+            **({"__wrapped__": vars(function)["__wrapped__"]} if "__wrapped__" in vars(function) else {})}
 
 
 def _global_name(obj):

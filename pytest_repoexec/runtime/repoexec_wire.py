@@ -128,17 +128,26 @@ class WireError(Exception):
     """What came from the candidate's process is not something the judge accepts."""
 
 
-def send(sock, payload):
-    if len(payload) < 1 << 16:  # one write: a small call's round trip is then two system calls
+def send(sock, payload, descriptors=()):
+    """One message; ``descriptors``: file descriptors that travel with it (a test's socket lent to the candidate's
+    process: ``repoexec_judge.Channel._persistent_id``)."""
+    if descriptors:
+        framed = _LENGTH.pack(len(payload)) + payload
+        sent = socket.send_fds(sock, [framed], list(descriptors))
+        if sent < len(framed):
+            sock.sendall(framed[sent:])
+    elif len(payload) < 1 << 16:  # one write: a small call's round trip is then two system calls
         sock.sendall(_LENGTH.pack(len(payload)) + payload)
     else:  # not copied to prefix it
         sock.sendall(_LENGTH.pack(len(payload)))
         sock.sendall(payload)
 
 
-def receive(sock):
-    """The next message's bytes, or None at the end of the stream."""
-    header = _exactly(sock, _LENGTH.size)
+def receive(sock, descriptors=None):
+    """The next message's bytes, or None at the end of the stream. ``descriptors``: a list the file descriptors
+    that came with it are added to (the candidate's process's end only: the judge takes none, and the kernel
+    closes those sent to an end that reads without asking for them)."""
+    header = _exactly(sock, _LENGTH.size, descriptors)
     if header is None:
         return None
     (length,) = _LENGTH.unpack(header)
@@ -150,10 +159,17 @@ def receive(sock):
     return payload
 
 
-def _exactly(sock, size):
+DESCRIPTORS_MOST = 16  # descriptors one message may carry
+
+
+def _exactly(sock, size, descriptors=None):
     chunks, left = [], size
     while left:
-        chunk = sock.recv(min(left, 1 << 20))
+        if descriptors is None:
+            chunk = sock.recv(min(left, 1 << 20))
+        else:  # they come with the first bytes of the message they were sent with
+            chunk, found, _, _ = socket.recv_fds(sock, min(left, 1 << 20), DESCRIPTORS_MOST)
+            descriptors.extend(found)
         if not chunk:
             return None
         chunks.append(chunk)
@@ -637,8 +653,13 @@ def _rebuilder(func, args):
     return False
 
 
+HANDLE_MARK = "__repoexec_handle__"  # a judge's function that stands for one of the candidate's holds its handle so
+
+
 def _handle(item):
-    return _handle_class(type(item))
+    """An object that stands for one of the candidate's process: a handle, a remote instance, or the judge's
+    function made in the shape of the candidate's (``repoexec_judge._function_handle``)."""
+    return _handle_class(type(item)) or type(item) is types.FunctionType and HANDLE_MARK in item.__dict__
 
 
 def _held(item):
