@@ -115,6 +115,12 @@ def listen_on(sock):
     sock.listen()
     return sock, sock.getsockname(), id(sock)
 
+def wrapped_in_tls(sock):
+    import ssl
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    context.check_hostname, context.verify_mode = False, ssl.CERT_NONE
+    return context.wrap_socket(sock, server_hostname="shop.example")
+
 def identity_of(value):
     return id(value)
 
@@ -1146,6 +1152,29 @@ def test_a_tests_socket_reaches_the_candidates_process_as_a_duplicate_of_its_des
             client.sendall(b"x")
             assert served.recv(1) == b"x"
             served.close()
+
+
+def test_an_ssl_socket_over_a_lent_socket_is_the_judges_own_socket_wrapped_as_the_call_wrapped_it(channel):
+    """tornado's ``ssl_wrap_socket(socket.socket(), context)``: the candidate's process wraps the test's socket,
+    before any handshake; the judge wraps its own socket with a context made of the settings the other shows,
+    taking over its descriptor as the call did beside the test. Only its own socket, connected to nothing."""
+    import ssl
+
+    judge, _ = channel
+    sock = socket.socket()
+    answer = call(judge, "wrapped_in_tls", sock)
+    try:
+        assert type(answer) is ssl.SSLSocket and answer.server_hostname == "shop.example"
+        assert answer.version() is None and not answer.server_side and sock.fileno() == -1
+        assert answer.context.verify_mode == ssl.CERT_NONE and answer.context.protocol == ssl.PROTOCOL_TLS_CLIENT
+    finally:
+        answer.close()
+    context = repoexec_wire.ssl_context(int(ssl.PROTOCOL_TLS_CLIENT), {"check_hostname": 0, "verify_mode": 0})
+    first, second = socket.socketpair()
+    with first, second, pytest.raises(WireError, match="connected socket"):
+        repoexec_wire.ssl_socket(context, first, False, None, False, True)  # bytes would go to its peer
+    with pytest.raises(WireError, match="only as a context, a socket"):
+        repoexec_wire.ssl_socket(context, io.BytesIO(), False, None, False, True)
 
 
 def test_a_codec_the_call_registered_is_the_projects_own_registered_in_the_judge_and_the_candidates_never(channel):

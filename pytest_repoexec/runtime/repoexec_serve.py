@@ -30,7 +30,7 @@ import types
 from repoexec_futures import awaiting, is_deferred, own_loop, pending
 from repoexec_guard import apply_limits, deny_system_calls, limit_kind
 from repoexec_wire import (FUNCTION_TYPES, VALUE_TYPES, WIRE_CALLS, _named, _named_singleton, _reached, bindable,
-                           by_code, cell_filled, converted, dumps, identities, is_sentinel, is_value_type,
+                           by_code, ssl_socket, cell_filled, converted, dumps, identities, is_sentinel, is_value_type,
                            library_module, module_of_project, receive, send, sentinels, shaped_function, socket_from)
 
 try:  # signal.signal without its enums (both ways, twice a call: a tenth of a call's cost)
@@ -172,6 +172,7 @@ class Server:
         self.by_code = {}  # id -> a nested function of the project's sent by where its code stands (``_coded``)
         self.partials = None  # ids of the partials of a project's function sent by value (``_send``)
         self.descriptors = []  # what came with the message being read: the judge's sockets' descriptors
+        self.lent_sockets = {}  # descriptor -> hid of the judge's socket it came as (``_over_lent_socket``)
 
     # --- reading the judge ---
 
@@ -209,6 +210,7 @@ class Server:
             if pid[1] not in self.lent:
                 made = socket.socket(fileno=self.descriptors[pid[2]])
                 self.descriptors[pid[2]] = -1
+                self.lent_sockets[made.fileno()] = pid[1]
                 self.lent[pid[1]] = made
                 self.lent_ids[id(made)] = pid[1]
             return self.lent[pid[1]]
@@ -295,6 +297,8 @@ class Server:
             return None
         if type(obj) is types.FunctionType and self._coded(obj):
             return None  # the judge makes it of its own copy of the code (``_reduce``)
+        if self._over_lent_socket(obj) is not None:
+            return None  # the judge wraps its own socket (``_reduce``)
         if isinstance(obj, FUNCTION_TYPES) or callable(obj) or hasattr(obj, "__next__") or hasattr(obj, "__enter__") \
                 or inspect.isawaitable(obj) or hasattr(obj, "__iter__") and not hasattr(obj, "__reduce_ex__"):
             hid = self.handle_ids.get(id(obj))
@@ -309,7 +313,22 @@ class Server:
         return None
 
     def _reduce(self, obj):
-        return by_code(obj) if id(obj) in self.by_code else NotImplemented
+        if id(obj) in self.by_code:
+            return by_code(obj)
+        hid = self._over_lent_socket(obj)
+        if hid is not None:
+            return ssl_socket, (obj.context, self.lent[hid], obj.server_side, obj.server_hostname,
+                                obj.do_handshake_on_connect, obj.suppress_ragged_eofs)
+        return NotImplemented
+
+    def _over_lent_socket(self, obj):
+        """The judge's number for the socket an SSL socket of ours was made over, where that socket is one the
+        judge lent (its descriptor, which wrapping took over) and no handshake began: the judge wraps its own."""
+        ssl = sys.modules.get("ssl")
+        if ssl is None or type(obj) is not ssl.SSLSocket or obj._sslobj is not None:
+            return None
+        hid = self.lent_sockets.get(obj.fileno())
+        return hid if hid is not None and self.lent[hid].fileno() < 0 else None
 
     def _coded(self, function, seen=None):
         """Whether a function crosses by where its code stands (``repoexec_wire.by_code``) rather than as a

@@ -69,7 +69,7 @@ VALUE_CALLS = {("re", "_compile"), ("repoexec_wire", "dict_view"), ("repoexec_wi
                ("repoexec_wire", "named_tuple"), ("repoexec_wire", "new_lock"), ("repoexec_wire", "new_condition"), ("repoexec_wire", "bound_method"),
                ("repoexec_wire", "builtin_type"), ("repoexec_wire", "type_variable"), ("repoexec_wire", "code_summary"),
                ("repoexec_wire", "default_dict"), ("repoexec_wire", "mapping_proxy"), ("repoexec_wire", "marked"),
-               ("repoexec_wire", "ssl_context"), ("repoexec_wire", "stood_for"), ("repoexec_wire", "named_logger"),
+               ("repoexec_wire", "ssl_context"), ("repoexec_wire", "ssl_socket"), ("repoexec_wire", "stood_for"), ("repoexec_wire", "named_logger"),
                ("repoexec_wire", "detached_stream"), ("repoexec_wire", "detached_opener"),
                ("repoexec_wire", "nested_function"), ("repoexec_wire", "new_cell"), ("repoexec_wire", "fill_cell"),
                ("repoexec_futures", "deferred"), ("repoexec_futures", "failure"), ("repoexec_futures", "future")}
@@ -1315,6 +1315,26 @@ def ssl_context(protocol, settings):
             except (ValueError, ssl.SSLError) as exc:
                 raise WireError(f"an SSL context's {name} cannot be {value}: {exc}") from None
     return made
+
+
+def ssl_socket(context, sock, server_side, server_hostname, do_handshake_on_connect, suppress_ragged_eofs):
+    """An SSL socket the candidate's process made over a socket the test lent it, before any handshake (tornado's
+    ``ssl_wrap_socket``): the judge wraps its own socket, as the call would have beside the test, with a context
+    made of data (``ssl_context``) and the settings the other shows. Only an open socket of the judge's own that is
+    connected to nothing: no byte goes anywhere."""
+    import ssl
+
+    if type(context) is not ssl.SSLContext or type(sock) is not socket.socket or sock.fileno() < 0 \
+            or type(server_side) is not bool or not (server_hostname is None or type(server_hostname) is str) \
+            or type(do_handshake_on_connect) is not bool or type(suppress_ragged_eofs) is not bool:
+        raise WireError("an SSL socket crosses only as a context, a socket of the judge's and its settings")
+    try:
+        sock.getpeername()
+    except OSError:
+        return context.wrap_socket(sock, server_side=server_side, server_hostname=server_hostname,
+                                   do_handshake_on_connect=do_handshake_on_connect,
+                                   suppress_ragged_eofs=suppress_ragged_eofs)
+    raise WireError("an SSL socket over a connected socket stays in the candidate's process")
 
 
 def by_code(function):
