@@ -121,6 +121,27 @@ def wrapped_in_tls(sock):
     context.check_hostname, context.verify_mode = False, ssl.CERT_NONE
     return context.wrap_socket(sock, server_hostname="shop.example")
 
+def mocks(kind):
+    from unittest import mock
+    from shop.money import Deferred
+    if kind == "autospec":
+        outer, inner = mock.create_autospec(Deferred), mock.create_autospec(Deferred)
+        outer.fire.return_value = inner
+        outer.label = "till"
+        outer.fire()
+        return outer, inner
+    made = mock.MagicMock(name="plain")
+    if kind == "plain":
+        made.total.return_value = 7
+        made.counted(1, key=2)
+    elif kind == "equal":
+        made.__eq__.return_value = True
+    elif kind == "side effect":
+        made.side_effect = lambda *args: "expected"
+    elif kind == "wraps":
+        made = mock.Mock(wraps=len)
+    return made
+
 def identity_of(value):
     return id(value)
 
@@ -1175,6 +1196,36 @@ def test_an_ssl_socket_over_a_lent_socket_is_the_judges_own_socket_wrapped_as_th
         repoexec_wire.ssl_socket(context, first, False, None, False, True)  # bytes would go to its peer
     with pytest.raises(WireError, match="only as a context, a socket"):
         repoexec_wire.ssl_socket(context, io.BytesIO(), False, None, False, True)
+
+
+def test_a_mock_crosses_as_a_new_one_of_the_judges_with_what_was_set_on_it_as_data(channel):
+    """scrapy's ``mock_google_cloud_storage`` answers ``create_autospec`` mocks, each the return value of another's
+    method: the judge makes its own of the same kind and spec, sets the return values and attributes, and makes
+    the calls again. A mock told to do what data cannot say (a side effect, an object it wraps, ``__eq__`` told to
+    say yes) stays a handle, which equals only itself; and a forged description that sets a special method or
+    the mock's own machinery is refused."""
+    from unittest import mock
+
+    judge, _ = channel
+    outer, inner = call(judge, "mocks", "autospec")
+    deferred = sys.modules["shop.money"].Deferred
+    assert isinstance(outer, mock.Mock) and isinstance(inner, mock.NonCallableMock)
+    assert isinstance(outer.return_value, deferred) and outer.fire.return_value is inner
+    assert outer.fire.call_count == 1 and outer.label == "till" and outer.method_calls == [mock.call.fire()]
+    with pytest.raises(TypeError):
+        outer.fire(1)  # its spec's signature, as beside the candidate
+    plain = call(judge, "mocks", "plain")
+    assert plain.total() == 7 and plain.counted.call_args == mock.call(1, key=2) and plain != "anything"
+    for kind in ("equal", "side effect", "wraps"):
+        kept = call(judge, "mocks", kind)
+        assert isinstance(kept, repoexec_judge.Handle) and kept != "expected" and kept != 3
+    for node in (("node", (), {"__eq__": ("node", (True,), {}, {}, [])}, {}, []),
+                 ("node", (), {}, {"side_effect": "expected"}, []), ("node", (), {}, {"method_calls": []}, []),
+                 ("node", (), {}, {"__class__": str}, [])):
+        with pytest.raises(WireError, match="may not be set on a mock"):
+            repoexec_wire.mocked("MagicMock", None, False, False, None, node)
+    with pytest.raises(WireError, match="only as its kind"):
+        repoexec_wire.mocked("sentinel", None, False, False, None, None)
 
 
 def test_a_codec_the_call_registered_is_the_projects_own_registered_in_the_judge_and_the_candidates_never(channel):

@@ -71,7 +71,7 @@ VALUE_CALLS = {("re", "_compile"), ("repoexec_wire", "dict_view"), ("repoexec_wi
                ("repoexec_wire", "default_dict"), ("repoexec_wire", "mapping_proxy"), ("repoexec_wire", "marked"),
                ("repoexec_wire", "ssl_context"), ("repoexec_wire", "ssl_socket"), ("repoexec_wire", "stood_for"), ("repoexec_wire", "named_logger"),
                ("repoexec_wire", "detached_stream"), ("repoexec_wire", "detached_opener"),
-               ("repoexec_wire", "nested_function"), ("repoexec_wire", "new_cell"), ("repoexec_wire", "fill_cell"),
+               ("repoexec_wire", "mocked"), ("repoexec_wire", "nested_function"), ("repoexec_wire", "new_cell"), ("repoexec_wire", "fill_cell"),
                ("repoexec_futures", "deferred"), ("repoexec_futures", "failure"), ("repoexec_futures", "future")}
 WIRE_CALLS = frozenset((module, name) for module, name in VALUE_CALLS if module.startswith("repoexec_"))
 # numpy's arrays and scalars, the one third-party value type RepoExec's expected outputs hold
@@ -989,6 +989,9 @@ def converted(obj, as_values=False):
     candidate's process's answers, where what it made of the standard values crosses as their data (a subclass's
     value as the base's, a defaultdict's factory as a copy of what it makes)."""
     if as_values:
+        described = _mock_described(obj)
+        if described is not None:
+            return mocked, described
         if type(obj) is collections.defaultdict and not _by_name(obj.default_factory):
             return default_dict, (obj.default_factory(), dict(obj))  # the factory's code stays where it is
         wrapped = _stands_for(obj)
@@ -1335,6 +1338,149 @@ def ssl_socket(context, sock, server_side, server_hostname, do_handshake_on_conn
                                    do_handshake_on_connect=do_handshake_on_connect,
                                    suppress_ragged_eofs=suppress_ragged_eofs)
     raise WireError("an SSL socket over a connected socket stays in the candidate's process")
+
+
+_MOCK_KINDS = ("AsyncMock", "MagicMock", "NonCallableMagicMock", "Mock", "NonCallableMock")
+_NOT_SET = ()  # a mock's return value left as it was made (``_mock_node``)
+
+
+def _mock_kind(obj):
+    """The name of ``unittest.mock``'s class a mock is of (each mock's class is a subclass made for it), or None."""
+    found = sys.modules.get("unittest.mock")
+    if found is None or not isinstance(obj, found.NonCallableMock):
+        return None
+    return next((base.__name__ for base in type(obj).__mro__
+                 if base.__module__ == "unittest.mock" and base.__name__ in _MOCK_KINDS), None)
+
+
+def _mock_described(obj):
+    """How a mock the candidate's process answers crosses (scrapy's ``mock_google_cloud_storage`` answers three
+    ``create_autospec`` mocks, each the return value of the other's method): ``mocked``'s arguments, its kind, spec
+    and what was set on it as data; None for what is not a mock, or a mock set to do what data cannot say (a side
+    effect, an object it wraps, a special method: ``__eq__`` told to say yes), which stays a handle."""
+    kind = _mock_kind(obj)
+    if kind is None:
+        return None
+    spec = obj._spec_class
+    if spec is not None and (not isinstance(spec, type) or not _named(spec)):
+        return None
+    node = _mock_node(obj, set())
+    if node is False:
+        return None
+    autospec = "_mock_check_sig" in vars(type(obj))  # create_autospec's, as its signature check marks it
+    return kind, spec, autospec, bool(obj._spec_set), obj._mock_name if isinstance(obj._mock_name, str) else None, \
+        node
+
+
+def _mock_node(obj, seen):
+    """What was set on a mock, as data: ("node", return value (``_NOT_SET`` or a 1-tuple), children by name (each a
+    node, or a mock of its own that crosses as itself), attributes, calls); None where nothing was (what
+    ``create_autospec`` or the class makes anyway); False where a side effect, a wrapped object or a special
+    method was set, anywhere in it."""
+    if id(obj) in seen or obj._mock_side_effect is not None or obj._mock_wraps is not None:
+        return False
+    seen.add(id(obj))
+    children, attributes = {}, {}
+    for name, child in obj._mock_children.items():
+        if name.startswith("__"):
+            return False
+        if _mock_kind(child) is None:  # a spec's attribute not made yet, or one deleted
+            continue
+        if child._mock_new_parent is obj or child._mock_parent is obj:
+            made = _mock_node(child, seen)
+            if made is False:
+                return False
+            if made is not None:
+                children[name] = made
+        else:  # a mock made elsewhere and set here: itself, the same object wherever it stands
+            children[name] = child
+    for name, value in vars(obj).items():
+        if name.startswith("__"):
+            return False
+        if not name.startswith(("_mock_", "_spec_")) and name != "method_calls" and name not in obj._mock_children:
+            attributes[name] = value
+    returned = obj._mock_return_value
+    if _mock_kind(returned) is not None and (returned._mock_new_parent is obj or returned._mock_parent is obj):
+        made = _mock_node(returned, seen)  # the one the mock made itself, changed or not
+        if made is False:
+            return False
+        returned = _NOT_SET if made is None and _mock_kind(returned) in ("MagicMock", "Mock", "AsyncMock") \
+            and returned._spec_class is None else (returned,)
+    else:
+        returned = _NOT_SET if returned is _mock_default() else (returned,)
+    calls = [(tuple(made.args), dict(made.kwargs)) for made in obj._mock_call_args_list]
+    if not (children or attributes or calls or returned):
+        return None
+    return "node", returned, children, attributes, calls
+
+
+def _mock_default():
+    return sys.modules["unittest.mock"].DEFAULT
+
+
+def mocked(kind, spec, autospec, spec_set, name, node):
+    """A mock the candidate's process answered: a new one of the judge's ``unittest.mock``, of that kind and spec
+    (``create_autospec`` where it was made so), with the return values, attributes and children set on it as data
+    and its calls made again (recorded as they were). No side effect, wrapped object or special method crosses:
+    what the judge's mock does is ``unittest.mock``'s code on data, and it equals only itself."""
+    from unittest import mock
+
+    if kind not in _MOCK_KINDS or not (spec is None or isinstance(spec, type)) or type(autospec) is not bool \
+            or type(spec_set) is not bool or not (name is None or type(name) is str):
+        raise WireError("a mock crosses only as its kind, a class for its spec and data")
+    if autospec and spec is not None:
+        made = mock.create_autospec(spec, spec_set=spec_set, instance=kind.startswith("NonCallable"))
+    elif spec is not None:
+        made = getattr(mock, kind)(**{"spec_set" if spec_set else "spec": spec}, name=name)
+    else:
+        made = getattr(mock, kind)(name=name)
+    if node is not None:
+        _mock_applied(made, node)
+    if _equals_anything(made):
+        raise WireError("a mock that equals anything may not cross to the judge")
+    return made
+
+
+def _mock_applied(made, node):
+    """Set on the judge's mock what a node says was set on the candidate's (``_mock_node``)."""
+    from unittest import mock
+
+    if not (type(node) is tuple and len(node) == 5 and node[0] == "node" and type(node[1]) is tuple
+            and len(node[1]) < 2 and type(node[2]) is dict and type(node[3]) is dict and type(node[4]) is list):
+        raise WireError("a mock's settings cross only as the judge's nodes")
+    _, returned, children, attributes, calls = node
+    for name, child in children.items():
+        _mock_settable(name)
+        if type(child) is tuple:
+            _mock_applied(getattr(made, name), child)
+        elif isinstance(child, mock.NonCallableMock):
+            setattr(made, name, child)
+        else:
+            raise WireError(f"a mock's child {name} must be a mock")
+    if returned:
+        if type(returned[0]) is tuple and returned[0][:1] == ("node",):
+            _mock_applied(made.return_value, returned[0])
+        else:
+            made.return_value = returned[0]
+    for name, value in attributes.items():
+        _mock_settable(name)
+        setattr(made, name, value)
+    for arguments in calls:
+        if not (type(arguments) is tuple and len(arguments) == 2 and type(arguments[0]) is tuple
+                and type(arguments[1]) is dict and all(type(key) is str for key in arguments[1])):
+            raise WireError("a mock's calls cross as their arguments")
+        try:
+            made(*arguments[0], **arguments[1])
+        except TypeError as exc:  # its spec's signature refuses it
+            raise WireError(f"a mock's call its spec refuses: {exc}") from None
+
+
+def _mock_settable(name):
+    from unittest import mock
+
+    if type(name) is not str or not name.isidentifier() or name.startswith(("__", "_mock_", "_spec_")) \
+            or name == "method_calls" or hasattr(mock.NonCallableMock, name):
+        raise WireError(f"{str(name)[:100]!r} may not be set on a mock by an answer")
 
 
 def by_code(function):
