@@ -202,9 +202,10 @@ def _function_handle(handle, shape):
         if isinstance(shape.get(key), str):
             setattr(made, key, shape[key])
     made.__doc__ = shape["__doc__"] if isinstance(shape.get("__doc__"), str) else None
-    made.__signature__ = signature
-    if "__wrapped__" in shape:
+    if "__wrapped__" in shape:  # inspect.signature shows what it wraps, as beside the candidate
         made.__wrapped__ = shape["__wrapped__"]
+    else:
+        made.__signature__ = signature
     setattr(made, HANDLE_MARK, handle)
     return made
 

@@ -736,11 +736,11 @@ def _holds_data(function, seen, server):
     return True
 
 
-def _parameters(function):
+def _parameters(function, follow_wrapped=True):
     """Each parameter's name and kind, and its default where that is a scalar (what the judge's stub shows)."""
     return [(p.name, int(p.kind)) if p.default is p.empty else (
         p.name, int(p.kind), p.default if isinstance(p.default, _SHOWN) else ...)
-        for p in inspect.signature(function).parameters.values()]
+        for p in inspect.signature(function, follow_wrapped=follow_wrapped).parameters.values()]
 
 
 _GENERATING = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
@@ -756,7 +756,7 @@ def _shape(function):
     if function.__code__.co_flags & _GENERATING or not vars(function).keys() <= _WRAPPED:
         return None
     try:
-        parameters = _parameters(function)
+        parameters = _parameters(function, follow_wrapped=False)  # what it takes, not what it wraps
     except (TypeError, ValueError):
         return None
     named = {name for name, *_ in parameters}
