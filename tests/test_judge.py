@@ -2050,11 +2050,15 @@ def test_a_single_dispatch_function_is_judged_apart_its_overloads_called_where_t
 
 FOLDERS = '''\
 import os
+import pathlib
 
 
 def ensure(path):
     """Make the folder ``path`` and its parents; answer it."""
-    os.makedirs(path, mode=0o750, exist_ok=True)
+    if os.path.isabs(path):
+        os.makedirs(path, mode=0o750, exist_ok=True)
+    else:
+        pathlib.Path(path).mkdir(parents=True, exist_ok=True)
     return path
 '''
 FOLDERS_TESTS = '''\

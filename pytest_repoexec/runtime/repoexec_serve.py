@@ -940,7 +940,7 @@ def main(argv=None):
         print(f"repoexec: no seccomp filter: {unfiltered}", file=sys.stderr)
     sys.path[:0] = [path for path in options.repoexec_path if path not in sys.path]
     codecs.register = _recorded(codecs.register)
-    sys.addaudithook(_heard)
+    os.mkdir = _recorded_mkdir(os.mkdir)
     try:
         module = importlib.import_module(options.repoexec_module)
     except BaseException as exc:  # every call answers with what the import raised
@@ -971,19 +971,23 @@ def _recorded(register):
 _FOLDERS_MADE = []  # the absolute path of each folder a call asked to make, since the judge was last told
 
 
-def _heard(event, args):
-    """An audit hook: where ``os.mkdir`` was asked to make a folder (``os.makedirs``, ``Path.mkdir``), for
-    ``Server._folders``; whether it was made is looked at once the call is over. Never raises (an audit hook's
-    exception would stop the call it heard)."""
-    if event == "os.mkdir":
+def _recorded_mkdir(mkdir):
+    """``os.mkdir`` (which ``os.makedirs`` and ``Path.mkdir`` call), noting where each folder was asked for, for
+    ``Server._folders``; whether it was made is looked at once the call is over. (An audit hook would hear it too,
+    but would run Python code at every ``id()`` of the process: twice the cost of iterating a long generator.)"""
+
+    @functools.wraps(mkdir)
+    def making(path, mode=0o777, *, dir_fd=None):
         try:
-            path, _, dir_fd = args
-            path = os.fsdecode(path)
-            if dir_fd is not None and dir_fd != -1 and not os.path.isabs(path):
-                path = os.path.join(os.readlink(f"/proc/self/fd/{dir_fd}"), path)
-            _FOLDERS_MADE.append(os.path.abspath(path))
-        except Exception:
+            named = os.fsdecode(path)
+            if dir_fd is not None and not os.path.isabs(named):
+                named = os.path.join(os.readlink(f"/proc/self/fd/{dir_fd}"), named)
+            _FOLDERS_MADE.append(os.path.abspath(named))
+        except Exception:  # what mkdir itself refuses, it says below
             pass
+        return mkdir(path, mode, dir_fd=dir_fd)
+
+    return making
 
 
 class _Broken:
