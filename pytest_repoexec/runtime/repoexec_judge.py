@@ -25,7 +25,7 @@ import types
 import repoexec_futures
 from repoexec_wire import (DESCRIPTORS_MOST, FUNCTION_TYPES, HANDLE_MARK, WireError, _handle, _named, _of_tests,
                            converted, dumps, identities, is_sentinel, loads_checked, module_of_project, receive,
-                           resolve_global, send, shaped_function, socket_from, trusted_module)
+                           resolve_global, send, shaped_function, shaped_maker, socket_from, trusted_module)
 
 DESCRIBE_WAIT = 10.0  # seconds the candidate's process has to describe its target, its module's import included
 FOLDERS_MOST = 4096  # folders a sample's candidate may have the judge make (``Channel._folders``)
@@ -178,13 +178,20 @@ def _shown_signature(parameters):
         if default else inspect.Parameter.empty) for name, kind, *default in parameters])
 
 
-def _shaped_as(signature, forward, local):
-    """A function of that signature (and those local names) whose body calls ``forward(args, kwargs)``; a default
-    that is not shown (``...``) is not passed on."""
-    return shaped_function([(p.name, int(p.kind), p.default is not p.empty,
-                             *([p.default] if p.default is not p.empty and p.default is not ... else []))
-                            for p in signature.parameters.values()], forward,
-                           local if isinstance(local, list) else ())
+def _shaped_parameters(signature):
+    """``shaped_function``'s parameters for a signature; a default that is not shown (``...``) is not passed on."""
+    return [(p.name, int(p.kind), p.default is not p.empty,
+             *([p.default] if p.default is not p.empty and p.default is not ... else []))
+            for p in signature.parameters.values()]
+
+
+@functools.lru_cache(maxsize=256)
+def _handle_shape(key):
+    """(signature, maker) of a function handle's shape (``_function_handle``): many handles share one (scrapy's
+    tests make ten thousand memoized functions), checked and compiled once."""
+    parameters, local = key
+    signature = _shown_signature(parameters)
+    return signature, shaped_maker(_shaped_parameters(signature), list(local))
 
 
 def _function_handle(handle, shape):
@@ -194,8 +201,13 @@ def _function_handle(handle, shape):
     ``add_accept_handler``); no code of the candidate's runs here, and what a call answers is data again. Where the
     shape is not one Python makes a function of, the handle itself."""
     try:
-        signature = _shown_signature(shape["parameters"])
-        made = _shaped_as(signature, lambda args, kwargs: handle(*args, **kwargs), shape.get("local"))
+        local = shape.get("local")
+        key = (tuple(map(tuple, shape["parameters"])), tuple(local) if isinstance(local, list) else ())
+        try:
+            signature, maker = _handle_shape(key)
+        except TypeError:  # a default that is not hashed: made for this one alone
+            signature, maker = _handle_shape.__wrapped__(key)
+        made = maker(lambda args, kwargs: handle(*args, **kwargs))
     except (TypeError, ValueError, SyntaxError, KeyError, AttributeError):
         return handle
     for key in ("__name__", "__qualname__", "__module__", "__doc__"):
@@ -225,7 +237,8 @@ def _described(stub, target):
     hints = _CHANNEL.hints(local[1]) if len(local) > 1 else {}
     try:
         signature = _shown_signature(parameters)
-        shaped = _shaped_as(signature, stub._forward, local[0] if local else ())
+        shaped = shaped_function(_shaped_parameters(signature), stub._forward,
+                                 local[0] if local and isinstance(local[0], list) else ())
     except (TypeError, ValueError, SyntaxError):
         stub.__doc__ = doc if isinstance(doc, str) else None
         return stub

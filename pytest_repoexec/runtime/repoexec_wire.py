@@ -25,6 +25,7 @@ their length on a Unix socket. The judge trusts nothing the candidate's process 
 What the judge sends is its own (the tests' arguments): the candidate's process reads it with pickle as it is.
 """
 
+import array
 import builtins
 import collections
 import copyreg
@@ -160,6 +161,7 @@ def receive(sock, descriptors=None):
 
 
 DESCRIPTORS_MOST = 16  # descriptors one message may carry
+_ANCILLARY = socket.CMSG_SPACE(DESCRIPTORS_MOST * array.array("i").itemsize)
 
 
 def _exactly(sock, size, descriptors=None):
@@ -168,8 +170,12 @@ def _exactly(sock, size, descriptors=None):
         if descriptors is None:
             chunk = sock.recv(min(left, 1 << 20))
         else:  # they come with the first bytes of the message they were sent with
-            chunk, found, _, _ = socket.recv_fds(sock, min(left, 1 << 20), DESCRIPTORS_MOST)
-            descriptors.extend(found)
+            chunk, ancillary, _, _ = sock.recvmsg(min(left, 1 << 20), _ANCILLARY)
+            for level, kind, data in ancillary:
+                if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+                    found = array.array("i")
+                    found.frombytes(data[:len(data) - len(data) % found.itemsize])
+                    descriptors.extend(found)
         if not chunk:
             return None
         chunks.append(chunk)
@@ -247,6 +253,12 @@ def shaped_function(parameters, back, local=()):
     it is not passed on. ``local``: names its ``co_varnames`` shows after the parameters, as the function it
     stands for has them (never bound). Made from names alone, which ``inspect.Signature`` checks (identifiers, in
     an order Python allows), and the local names are kept where they are identifiers."""
+    return shaped_maker(parameters, local)(back)
+
+
+def shaped_maker(parameters, local=()):
+    """What ``shaped_function`` makes a function with, for any ``back``: the names checked and the code compiled
+    once, where many functions of one shape are made (a function handle an answer, ``repoexec_judge``)."""
     import inspect
 
     made = [inspect.Parameter(name, inspect._ParameterKind(kind), default=(value[0] if value else NOT_PASSED)
@@ -256,27 +268,32 @@ def shaped_function(parameters, back, local=()):
     written = signature.replace(parameters=[p.replace(default=_Written(f"_d{index}")) if p.default is not p.empty
                                             else p for index, p in enumerate(made)])
 
-    def packed(values):
-        __tracebackhide__ = True  # the crossing, not the test's: pytest tells a failure without it (``_shaper``)
-        args, kwargs, gap = [], {}, False
-        for parameter in made:
-            value = values[parameter.name]
-            if parameter.kind == parameter.VAR_POSITIONAL:
-                args.extend(() if gap else value)
-            elif parameter.kind == parameter.VAR_KEYWORD:
-                kwargs.update(value)
-            elif value is NOT_PASSED:
-                gap = True
-            elif parameter.kind == parameter.KEYWORD_ONLY or gap and parameter.kind == parameter.POSITIONAL_OR_KEYWORD:
-                kwargs[parameter.name] = value
-            else:
-                args.append(value)
-        return back(tuple(args), kwargs)
-
     taken = {p.name for p in made} | set(defaults) | {"__repoexec_packed__"}
     names = tuple(name for name in local if isinstance(name, str) and name.isidentifier()
                   and not keyword.iskeyword(name) and name not in taken)
-    return _shaper(str(written), tuple(defaults), names)(packed, *defaults.values())
+    shaper, given = _shaper(str(written), tuple(defaults), names), tuple(defaults.values())
+
+    def make(back):
+        def packed(values):
+            __tracebackhide__ = True  # the crossing, not the test's: pytest tells a failure without it (``_shaper``)
+            args, kwargs, gap = [], {}, False
+            for parameter in made:
+                value = values[parameter.name]
+                if parameter.kind == parameter.VAR_POSITIONAL:
+                    args.extend(() if gap else value)
+                elif parameter.kind == parameter.VAR_KEYWORD:
+                    kwargs.update(value)
+                elif value is NOT_PASSED:
+                    gap = True
+                elif parameter.kind == parameter.KEYWORD_ONLY or gap and parameter.kind == parameter.POSITIONAL_OR_KEYWORD:
+                    kwargs[parameter.name] = value
+                else:
+                    args.append(value)
+            return back(tuple(args), kwargs)
+
+        return shaper(packed, *given)
+
+    return make
 
 
 @functools.lru_cache(maxsize=512)
