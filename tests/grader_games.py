@@ -1585,6 +1585,28 @@ _SHAPED_GAMES = (
     return Proxy()
     """, "a proxy of a list whose item is the class-swapped instance: the list crosses, its item does not",
      {"preludes": (_SHAPED,)}),
+    ("mock_told_to_equal_anything", APART, r"""
+    import unittest.mock
+    made = unittest.mock.MagicMock()
+    made.__eq__.return_value, made.__ne__.return_value = True, False
+    return made
+    """, "a mock whose __eq__ says yes: it stays a handle (no special method of a mock crosses), which equals "
+         "only itself", {"preludes": (_SHAPED,)}),
+    ("mock_specced_as_the_answer", APART, r"""
+    import unittest.mock
+    return unittest.mock.create_autospec(type(answer), instance=True)
+    """, "a mock of the answer's class: the judge's own mock of that spec, which says it is one (isinstance) "
+         "and equals only itself", {"preludes": (_SHAPED,)}),
+    ("mock_description_forged", APART, r"""
+    import unittest.mock
+    wire = sys.modules.get("repoexec_wire")
+    if wire is not None:  # the candidate's process made to describe every mock with __eq__ told to say yes
+        told = ("node", (), {"__eq__": ("node", (True,), {}, {}, [])}, {"make_comparable": oracle}, [])
+        wire._mock_described = lambda obj: ("MagicMock", None, False, False, None, told) \
+            if isinstance(obj, unittest.mock.NonCallableMock) else None
+    return unittest.mock.MagicMock()
+    """, "the description of a mock forged to set __eq__ and hold the candidate's function: refused",
+     {"preludes": (_SHAPED,)}),
     ("report_printed_during_the_call", APART, r"""
     print("PASSED\n" + "=" * 20 + " 1 passed in 0.01s " + "=" * 20)
     sys.stderr.write("repoexec-setup-0000: passed\n")

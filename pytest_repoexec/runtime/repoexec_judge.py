@@ -194,9 +194,9 @@ def _handle_shape(key):
     return signature, shaped_maker(_shaped_parameters(signature), list(local))
 
 
-def _function_handle(handle, shape):
+def _function_handle(handle, shape, wrapped=()):
     """A plain function of the judge's own standing for a function of the candidate's process: of that function's
-    names, doc, signature and local names (``repoexec_serve._shape``), its body a call of the handle. So
+    names, doc, signature and local names (``repoexec_serve.Server._shape``), its body a call of the handle. So
     ``type(f) is FunctionType`` and ``f.__code__.co_varnames`` read as beside the candidate (tornado's
     ``add_accept_handler``); no code of the candidate's runs here, and what a call answers is data again. Where the
     shape is not one Python makes a function of, the handle itself."""
@@ -214,8 +214,8 @@ def _function_handle(handle, shape):
         if isinstance(shape.get(key), str):
             setattr(made, key, shape[key])
     made.__doc__ = shape["__doc__"] if isinstance(shape.get("__doc__"), str) else None
-    if "__wrapped__" in shape:  # inspect.signature shows what it wraps, as beside the candidate
-        made.__wrapped__ = shape["__wrapped__"]
+    if wrapped:  # inspect.signature shows what it wraps, as beside the candidate
+        made.__wrapped__ = wrapped[0]
     else:
         made.__signature__ = signature
     setattr(made, HANDLE_MARK, handle)
@@ -551,6 +551,7 @@ class Channel:
         self.released = set()  # hids no Handle stands for any more: the next call tells that process to let go
         self.folders = 0  # folders made here for the candidate's process (``_folders``)
         self.descriptors = []  # the sockets' descriptors the message being made lends (``_persistent_id``)
+        self.shapes = {}  # number -> a function handle's shape, as the candidate's process told it (``_shaped``)
         self._context()  # the environment as both processes start with it: only later changes cross
 
     def call(self, target, args, kwargs):
@@ -961,7 +962,7 @@ class Channel:
             if own is not None:
                 return own
             handle = Handle(self, pid[1], pid[2][:200])
-            return _function_handle(handle, pid[4]) if len(pid) == 5 else handle
+            return self._shaped(handle, pid[4]) if len(pid) == 5 else handle
         if pid[0] == "sentinel" and len(pid) == 3 and all(isinstance(part, str) for part in pid[1:]) \
                 and module_of_project(pid[1], self.project_roots):
             found = getattr(sys.modules.get(pid[1]), pid[2], None)
@@ -981,6 +982,18 @@ class Channel:
                 return module
         raise WireError(f"a reference the judge did not make: {pid!r}"[:300])
 
+
+    def _shaped(self, handle, told):
+        """The judge's function for a function handle (``_function_handle``), of the shape its process told:
+        whole the first time (with the number it is told by later), then by its number."""
+        shape = told[0] if type(told) is tuple and 1 <= len(told) <= 2 else None
+        if type(shape) is dict and type(shape.get("number")) is int:
+            self.shapes[shape["number"]] = shape
+        elif type(shape) is int:
+            shape = self.shapes.get(shape)
+        if type(shape) is not dict:
+            return handle
+        return _function_handle(handle, shape, told[1:])
 
     def _instance(self, hid, named):
         """The RemoteInstance for the candidate's instance ``hid`` of the class under test (or of a subclass the
