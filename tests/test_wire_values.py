@@ -72,7 +72,8 @@ import pytz
 times = pd.date_range("2020-01-01", periods=3, freq="h", tz=pytz.timezone("Europe/Paris"))
 values = [pd.Index([1.5, 2.5], name="x"), pd.MultiIndex.from_product([["a", "b"], [1, 2]], names=["one", "two"]),
           times, pd.Timestamp("2020-01-01"), pd.Series(["a", "b", "c"], index=times),
-          pd.DataFrame({"a": [1, 2, 3], "b": ["x", "y", "z"]}, index=times)]
+          pd.DataFrame({"a": [1, 2, 3], "b": ["x", "y", "z"]}, index=times), pd.offsets.Hour(6),
+          pd.offsets.MonthEnd(3)]
 for value in values:
     crossed = repoexec_wire.loads_checked(repoexec_wire.dumps(value, as_values=True), [], lambda pid: None)
     print(type(crossed).__name__, crossed.equals(value) if hasattr(value, "equals") else crossed == value)
@@ -122,9 +123,10 @@ def test_a_pydantic_field_crosses_with_the_validators_pydantic_derives_in_the_ju
 
 def test_pandas_indexes_series_and_frames_cross_rebuilt_by_pandas(library_python, tmp_path):
     """pandas' indexes pickle as a call of its ``_new_Index``, its frames' block managers as their constructor's
-    arguments, its timestamps and time zones by their unpicklers: none crossed (xarray's ``PandasMultiIndex``). Each
-    is now made by pandas' own code from the data; ``_new_Index`` named on a class that is no index is refused."""
+    arguments, its timestamps and time zones by their unpicklers: none crossed (xarray's ``PandasMultiIndex``); its
+    date offsets as their constructor's scalars (pvlib's ``PVSystem``: made without them, ``Hour(6)`` was
+    ``Hour(0)``). Each is now made by pandas' own code from the data; ``_new_Index`` named on a class that is no index is refused."""
     shown = _shown(library_python, PANDAS_VALUES, tmp_path)
     assert shown[:-1] == ["Index True", "MultiIndex True", "DatetimeIndex True", "Timestamp True", "Series True",
-                          "DataFrame True"]
+                          "DataFrame True", "Hour True", "MonthEnd True"]  # an offset was Hour(0) before
     assert shown[-1].startswith("refused: a call of a function may not be made by the judge")

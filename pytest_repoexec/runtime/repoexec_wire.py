@@ -97,6 +97,9 @@ REBUILDERS = {
 CONSTRUCTED = frozenset({("pandas.core.internals.managers", "BlockManager"),
                          ("pandas.core.internals.managers", "SingleBlockManager"),
                          ("pandas", "StringDtype")})  # pandas 3's strings
+# ... and kinds whose every class does so with scalars (pandas' date offsets: ``Hour(6)`` pickles as
+# ``Hour, (6, False)``; made with ``__new__`` alone it was ``Hour(0)``), by their base class
+CONSTRUCTED_KINDS = frozenset({("pandas._libs.tslibs.offsets", "BaseOffset")})
 _NAMES = {(cls.__module__, cls.__qualname__): cls for cls in VALUE_TYPES | EXCEPTIONS}
 _NAMES.update({("pathlib", "PosixPath"): pathlib.PosixPath, ("builtins", "NoneType"): type(None),
                ("builtins", "Ellipsis"): ..., ("builtins", "NotImplemented"): NotImplemented})
@@ -536,7 +539,8 @@ class JudgeUnpickler(pickle._Unpickler):
             stack[-1] = made
             self._made(made)
             return
-        if isinstance(func, type) and func in self.library_classes and (func.__module__, func.__qualname__) in CONSTRUCTED:
+        if isinstance(func, type) and func in self.library_classes and (
+                (func.__module__, func.__qualname__) in CONSTRUCTED or _constructed_kind(func, args)):
             stack[-1] = func(*args)
             self._made(stack[-1])
             return
@@ -658,6 +662,13 @@ def _equals_anything(obj):
 _PLAIN_CONTAINERS = (list, tuple, dict, set, frozenset)  # containers with no code of anyone's in their behaviour
 _VALUE_CONTAINERS = (collections.defaultdict, collections.OrderedDict, collections.Counter, collections.deque)
 _LEAVES = (type, types.ModuleType, types.CodeType, *FUNCTION_TYPES, types.BuiltinMethodType, types.MethodWrapperType)
+
+
+def _constructed_kind(cls, args):
+    """Whether ``cls`` is of a kind whose classes are made by their constructor from scalars (``CONSTRUCTED_KINDS``),
+    and ``args`` are scalars."""
+    return all(type(arg) in (bool, int, float, str, type(None)) for arg in args) and any(
+        isinstance(base, type) and issubclass(cls, base) for base in (_function(*kind) for kind in CONSTRUCTED_KINDS))
 
 
 def _rebuilder(func, args):
