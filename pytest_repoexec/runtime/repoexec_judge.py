@@ -88,15 +88,13 @@ def _watch_patches():
     pytest's ``monkeypatch.setattr``): each call then tells the candidate's process to patch its own the same way
     (``Channel._patches``), so the code under test there calls the test's mock, lent, as it would beside the test
     (litestar's ``mocker.patch("...UploadFile.close")`` counts the closes ``FormMultiDict.close`` makes)."""
-    import unittest.mock
+    import unittest.mock  # preloaded by a warm process: nothing to pay a sample
     from _pytest import monkeypatch
-
-    MonkeyPatch = monkeypatch.MonkeyPatch
-    notset = getattr(monkeypatch, "notset", None) or getattr(sys.modules.get("_pytest.compat"), "NOTSET", None)
 
     if getattr(unittest.mock._patch, "_repoexec_watched", False):
         return
-    enter, setattr_ = unittest.mock._patch.__enter__, MonkeyPatch.setattr
+    notset = getattr(monkeypatch, "notset", None) or getattr(sys.modules.get("_pytest.compat"), "NOTSET", None)
+    enter, setattr_ = unittest.mock._patch.__enter__, monkeypatch.MonkeyPatch.setattr
 
     def entering(self):
         target = self.getter()
@@ -112,7 +110,7 @@ def _watch_patches():
             _noted(target, name, _ABSENT if notset is not None and held is notset else held)
         return made
 
-    unittest.mock._patch.__enter__, MonkeyPatch.setattr = entering, setting
+    unittest.mock._patch.__enter__, monkeypatch.MonkeyPatch.setattr = entering, setting
     unittest.mock._patch._repoexec_watched = True
 
 
@@ -259,9 +257,9 @@ def _function_handle(handle, shape, wrapped=()):
         made = maker(lambda args, kwargs: handle(*args, **kwargs))
     except (TypeError, ValueError, SyntaxError, KeyError, AttributeError):
         return handle
-    for key in ("__name__", "__qualname__", "__module__", "__doc__"):
-        if isinstance(shape.get(key), str):
-            setattr(made, key, shape[key])
+    for name in ("__name__", "__qualname__", "__module__"):
+        if isinstance(shape.get(name), str):
+            setattr(made, name, shape[name])
     made.__doc__ = shape["__doc__"] if isinstance(shape.get("__doc__"), str) else None
     if wrapped:  # inspect.signature shows what it wraps, as beside the candidate
         made.__wrapped__ = wrapped[0]
@@ -906,8 +904,8 @@ class Channel:
         """Make here the empty folders a call made there (path, mode), where a test finds what a call made
         (both processes' roots are writable, as RepoExec's container's was): never a folder the import system could
         find as a package (a name under a folder of the import path: an empty folder is a namespace package) nor
-        one of the kernel's, never more than ``FOLDERS_MOST``. A folder or file already here is left as it is. Nothing of a file crosses: an empty folder
-        carries no data a test could read as the judge's."""
+        one of the kernel's, never more than ``FOLDERS_MOST``. A folder or file already here is left as it is.
+        Nothing of a file crosses: an empty folder carries no data a test could read as the judge's."""
         imported = [os.path.realpath(entry or ".") for entry in sys.path if isinstance(entry, str)]
         for item in made:
             if self.folders >= FOLDERS_MOST:

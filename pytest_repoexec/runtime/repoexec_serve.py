@@ -30,8 +30,9 @@ import types
 from repoexec_futures import awaiting, is_deferred, own_loop, pending
 from repoexec_guard import apply_limits, deny_system_calls, limit_kind
 from repoexec_wire import (FUNCTION_TYPES, VALUE_TYPES, WIRE_CALLS, _named, _named_singleton, _reached, bindable,
-                           by_code, ssl_socket, cell_filled, converted, dumps, identities, is_sentinel, is_value_type,
-                           library_module, module_of_project, receive, send, sentinels, shaped_function, socket_from)
+                           by_code, cell_filled, converted, dumps, identities, is_sentinel, is_value_type,
+                           library_module, module_of_project, receive, send, sentinels, shaped_function, socket_from,
+                           ssl_socket)
 
 try:  # signal.signal without its enums (both ways, twice a call: a tenth of a call's cost)
     from _signal import signal as _set_handler
@@ -702,7 +703,10 @@ def _apply_context(context):
     the tests patched on modules and classes (``_patch``)."""
     changes, cwd, patches = context if isinstance(context, tuple) and len(context) == 3 else ({}, None, ())
     for patch in patches or ():
-        _patch(*patch)
+        try:
+            _patch(*patch)
+        except Exception:  # what cannot be set here (a C type's attribute): our own stays
+            pass
     for name, value in (changes or {}).items():
         if value is None:
             os.environ.pop(name, None)
