@@ -2119,65 +2119,6 @@ def test_folders_the_candidate_made_are_made_in_the_judge_but_never_where_they_c
     assert outcomes == [(True, "apart", 3), (True, "apart", 3), (True, "in-process", 3)]
 
 
-PATCHED = '''\
-class Clock:
-    def now(self):
-        return 0
-
-
-def helper():
-    return "real"
-
-
-def stamp():
-    """What the module's helper says, and a clock's time."""
-    return helper(), Clock().now()
-'''
-PATCHED_TESTS = '''\
-from unittest import mock
-
-from . import state
-
-
-def test_a_mock_patched_on_the_module():
-    with mock.patch("keeper.state.helper", return_value="mocked") as helper:
-        assert state.stamp() == ("mocked", 0)
-        assert helper.call_count == 1
-    assert state.stamp() == ("real", 0)
-
-
-def test_a_method_monkeypatched_on_a_class(monkeypatch):
-    monkeypatch.setattr(state.Clock, "now", lambda self: 42)
-    assert state.stamp() == ("real", 42)
-
-
-def test_a_method_patched_with_a_mock():
-    with mock.patch.object(state.Clock, "now", return_value=7) as now:
-        assert state.stamp() == ("real", 7)
-    assert now.call_count == 1 and state.stamp() == ("real", 0)
-'''
-
-
-@pytest.mark.timeout(300)
-def test_what_a_test_patches_on_a_module_or_class_is_patched_in_the_candidates_process_too(
-        run_repoexec, pytester):
-    """litestar's ``mocker.patch("...UploadFile.close")`` counts the closes the class under test makes: the code
-    under test, in the candidate's process, calls the test's mock (lent: its calls come back to the judge, where
-    the test counts them), and gets its own back where the test's patch ends. A candidate that does not call the
-    helper fails as beside the tests."""
-    project = write_one_problem(pytester.path, PATCHED, "stamp", PATCHED_TESTS)
-    wrong = PATCHED.split("\n\n\n")[2].replace("return helper(), Clock().now()", 'return "real", Clock().now()')
-    replay = write_replay(pytester.path / "wrong.jsonl", {"keeper/stamp": [wrong]})
-    outcomes = []
-    for model, executor in (("reference", "warm"), ("reference", "process"), (f"replay:{replay}", "warm")):
-        result, report = run_repoexec(str(project), "--repoexec-fresh", f"--repoexec-model={model}",
-                                      f"--repoexec-executor={executor}", subprocess=True)
-        assert report is not None, "\n".join(result.outlines[-30:])
-        (sample,) = report["samples"]
-        outcomes.append((sample["passed"], sample["judge"], sample["tests_passed"]))
-    assert outcomes == [(True, "apart", 3), (True, "apart", 3), (False, "apart", 2)]
-
-
 DOUBLED = '''\
 def doubled(value):
     """Twice ``value``."""
