@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import collections
 import io
+import json
 import os
 import pickle
 import socket
@@ -2117,6 +2118,93 @@ def test_folders_the_candidate_made_are_made_in_the_judge_but_never_where_they_c
         (sample,) = report["samples"]
         outcomes.append((sample["passed"], sample["judge"], sample["tests_passed"]))
     assert outcomes == [(True, "apart", 3), (True, "apart", 3), (True, "in-process", 3)]
+
+
+PATCHED = '''\
+class Clock:
+    def now(self):
+        return 0
+
+
+def helper(said="nothing"):
+    return said
+
+
+def stamp():
+    """What the module's helper says, and a clock's time."""
+    return helper(said="real"), Clock().now()
+'''
+PATCHED_TESTS = '''\
+from unittest import mock
+
+from . import state
+
+
+def test_a_mock_patched_on_the_module():
+    with mock.patch("keeper.state.helper", return_value="mocked") as helper:
+        assert state.stamp() == ("mocked", 0)
+        assert helper.call_count == 1
+    assert state.stamp() == ("real", 0)
+
+
+def test_a_method_monkeypatched_on_a_class(monkeypatch):
+    monkeypatch.setattr(state.Clock, "now", lambda self: 42)
+    assert state.stamp() == ("real", 42)
+
+
+def test_a_method_patched_with_a_mock():
+    with mock.patch.object(state.Clock, "now", return_value=7) as now:
+        assert state.stamp() == ("real", 7)
+    assert now.call_count == 1 and state.stamp() == ("real", 0)
+
+
+def test_a_spy_sees_the_keywords_it_was_called_with():
+    with mock.patch("keeper.state.helper", autospec=True, side_effect=state.helper) as helper:
+        assert state.stamp() == ("real", 0)
+    assert helper.call_args.args == () and helper.call_args.kwargs == {"said": "real"}
+'''
+
+
+@pytest.mark.timeout(300)
+def test_what_a_test_patches_on_a_module_or_class_is_patched_in_the_candidates_process_too(
+        run_repoexec, pytester):
+    """litestar's ``mocker.patch("...UploadFile.close")`` counts the closes the class under test makes: the code
+    under test, in the candidate's process, calls the test's mock (lent: its calls come back to the judge, where
+    the test counts them), and gets its own back where the test's patch ends. A function lent that takes
+    ``(*args, **kwargs)`` and shows another signature (an autospec'd mock: pytest-mock's spy, whose
+    ``call_args[1]["module_height"]`` pvlib's tests read) gets the keywords as they were passed. A candidate that
+    does not call the helper fails as beside the tests."""
+    project = write_one_problem(pytester.path, PATCHED, "stamp", PATCHED_TESTS)
+    wrong = PATCHED.split("\n\n\n")[2].replace('return helper(said="real"), Clock().now()',
+                                                'return "real", Clock().now()')
+    replay = write_replay(pytester.path / "wrong.jsonl", {"keeper/stamp": [wrong]})
+    outcomes = []
+    for model, executor in (("reference", "warm"), ("reference", "process"), (f"replay:{replay}", "warm")):
+        result, report = run_repoexec(str(project), "--repoexec-fresh", f"--repoexec-model={model}",
+                                      f"--repoexec-executor={executor}", subprocess=True)
+        assert report is not None, "\n".join(result.outlines[-30:])
+        (sample,) = report["samples"]
+        outcomes.append((sample["passed"], sample["judge"], sample["tests_passed"]))
+    assert outcomes == [(True, "apart", 4), (True, "apart", 4), (False, "apart", 2)]
+
+
+def test_only_patches_on_the_projects_own_modules_and_classes_are_told_to_the_candidates_process(
+        tmp_path, monkeypatch):
+    """pytest itself patches twisted's ``Failure.__init__`` around every test (its unittest plugin): told to the
+    candidate's process, every ``Failure`` made there ran a function lent by the judge (31 of scrapy's samples
+    changed). A library's class or module, and the tests' own, stay where they are; the project's are told."""
+    (tmp_path / "proj").mkdir()
+    (tmp_path / "proj" / "__init__.py").write_text("class Thing:\n    pass\n")
+    (tmp_path / "proj" / "test_thing.py").write_text("class Fixture:\n    pass\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import proj
+    import proj.test_thing
+
+    roots = [str(tmp_path)]
+    assert repoexec_judge._where(proj, roots) == ("module", "proj")
+    assert repoexec_judge._where(proj.Thing, roots) == ("class", "proj", "Thing")
+    assert [repoexec_judge._where(target, roots) for target in (json, json.JSONDecoder, pytest.MonkeyPatch,
+                                                                 proj.test_thing, proj.test_thing.Fixture)] == [None] * 5
 
 
 DOUBLED = '''\

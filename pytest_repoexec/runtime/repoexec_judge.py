@@ -64,6 +64,10 @@ class CandidateTimeout(Exception):
 
 def open_channel(fd, project_roots, on_stop):
     global _CHANNEL
+    try:
+        _watch_patches()
+    except Exception:  # a pytest or mock of another shape: patches stay the judge's own, as before
+        pass
     _CHANNEL = Channel(fd, project_roots, on_stop)
     while _UNDESCRIBED:  # stubs made before the channel was (the focal module imported early): kept, told
         stub, target = _UNDESCRIBED.pop()
@@ -75,6 +79,49 @@ def open_channel(fd, project_roots, on_stop):
 
 
 _UNDESCRIBED = []
+_PATCHED = {}  # (id(target), name) -> (target, name, what it held before): what the tests patched on a module or class
+_ABSENT = object()  # no such attribute before the patch
+
+
+def _watch_patches():
+    """Note each module's or class's attribute a test patches (``unittest.mock.patch``, pytest-mock's ``mocker``,
+    pytest's ``monkeypatch.setattr``): each call then tells the candidate's process to patch its own the same way
+    (``Channel._patches``), so the code under test there calls the test's mock, lent, as it would beside the test
+    (litestar's ``mocker.patch("...UploadFile.close")`` counts the closes ``FormMultiDict.close`` makes)."""
+    import unittest.mock  # preloaded by a warm process: nothing to pay a sample
+    from _pytest import monkeypatch
+
+    if getattr(unittest.mock._patch, "_repoexec_watched", False):
+        return
+    notset = getattr(monkeypatch, "notset", None) or getattr(sys.modules.get("_pytest.compat"), "NOTSET", None)
+    enter, setattr_ = unittest.mock._patch.__enter__, monkeypatch.MonkeyPatch.setattr
+
+    def entering(self):
+        target = self.getter()
+        before = _raw(target, self.attribute)
+        made = enter(self)
+        _noted(target, self.attribute, before)
+        return made
+
+    def setting(self, *args, **kwargs):
+        before = len(self._setattr)
+        made = setattr_(self, *args, **kwargs)
+        for target, name, held in self._setattr[before:]:  # what it held: a class's raw, as pytest keeps it
+            _noted(target, name, _ABSENT if notset is not None and held is notset else held)
+        return made
+
+    unittest.mock._patch.__enter__, monkeypatch.MonkeyPatch.setattr = entering, setting
+    unittest.mock._patch._repoexec_watched = True
+
+
+def _raw(target, name):
+    """What a module or class holds under ``name`` itself (a class's method as its function, not bound)."""
+    return vars(target).get(name, _ABSENT) if isinstance(target, (type, types.ModuleType)) else _ABSENT
+
+
+def _noted(target, name, before):
+    if isinstance(target, (type, types.ModuleType)) and isinstance(name, str):
+        _PATCHED.setdefault((id(target), name), (target, name, before))
 
 
 def function(module, name, dispatch=False):
@@ -552,6 +599,7 @@ class Channel:
         self.folders = 0  # folders made here for the candidate's process (``_folders``)
         self.descriptors = []  # the sockets' descriptors the message being made lends (``_persistent_id``)
         self.shapes = {}  # number -> a function handle's shape, as the candidate's process told it (``_shaped``)
+        self.patches = {}  # (id(target), name) -> what the candidate's process was last told it holds (``_patches``)
         self._context()  # the environment as both processes start with it: only later changes cross
 
     def call(self, target, args, kwargs):
@@ -636,7 +684,8 @@ class Channel:
         self.constants = self.constants_of[module]
         released = tuple(self.released)
         try:
-            payload = self._dumps(("call", number, target, tuple(args), dict(kwargs), self.limit, self._context(),
+            payload = self._dumps(("call", number, target, tuple(args), dict(kwargs), self.limit,
+                                   (*self._context(), self._patches()),
                                    released))
         except (pickle.PicklingError, TypeError, AttributeError, RuntimeError) as exc:
             raise CandidateError(f"the test's arguments cannot be sent to the candidate's process: {exc}") from None
@@ -682,6 +731,22 @@ class Channel:
             cwd = None
         moved, self.cwd = (cwd if cwd != self.cwd else None), cwd
         return changes, moved
+
+    def _patches(self):
+        """The tests' patches on modules and classes (``_watch_patches``) that changed since the last call: (where,
+        name, put back, what it holds now). The candidate's process sets its own module's or class's attribute to
+        what the test set (a mock is lent: its calls come back here, where the test counts them), and puts its own
+        back where the test's patch ended."""
+        changed = []
+        for key, (target, name, before) in list(_PATCHED.items()):
+            now = _raw(target, name)
+            if self.patches.get(key, before) is now:
+                continue
+            self.patches[key] = now
+            where = _where(target, self.project_roots)
+            if where is not None:
+                changed.append((where, name, now is before, None if now is before or now is _ABSENT else now))
+        return changed
 
     def describe(self, target):
         """The target's (doc, parameters), or None where the candidate's process does not answer in time (its
@@ -1025,6 +1090,21 @@ def _importable(path, entry):
                                      .isidentifier())
 
 
+def _where(target, roots):
+    """A patched module or class as the candidate's process finds its own, by name: the project's only (never the
+    tests', the runtime's or a library's: pytest itself patches twisted's ``Failure.__init__`` around every test,
+    and that patch is the runner's, not the tests')."""
+    if isinstance(target, types.ModuleType):
+        name = target.__name__
+        return ("module", name) if isinstance(name, str) and sys.modules.get(name) is target \
+            and not _of_tests(name) and module_of_project(name, roots) else None
+    module, qualname = getattr(target, "__module__", None), getattr(target, "__qualname__", None)
+    if not isinstance(module, str) or not isinstance(qualname, str) or "<" in qualname or _of_tests(module) \
+            or not module_of_project(module, roots):
+        return None
+    return ("class", module, qualname)
+
+
 def _constants(module):
     """The focal module's constants (strings, bytes, tuples) and marker objects (``is_sentinel``) by identity: an
     argument that is one of them is sent by its name, and the candidate's process passes its own module's
@@ -1118,7 +1198,19 @@ def _described_function(obj):
         return None
     parameters = [(p.name, int(p.kind), p.default is not p.empty) for p in signature.parameters.values()]
     names = {key: getattr(obj, key, None) for key in ("__name__", "__qualname__", "__module__", "__doc__")}
-    return {key: value for key, value in names.items() if isinstance(value, str)} | {"parameters": parameters}
+    described = {key: value for key, value in names.items() if isinstance(value, str)} | {"parameters": parameters}
+    code = getattr(obj, "__code__", None)
+    if type(obj) is types.FunctionType and not code.co_argcount and not code.co_kwonlyargcount \
+            and code.co_flags & _PASSES_ON == _PASSES_ON:
+        # it takes (*args, **kwargs) whatever signature it shows (an autospec'd mock, pytest-mock's spy): the
+        # candidate's calls reach it as they were made, keywords as keywords, which a test reads in call_args
+        taken = [(code.co_varnames[0], int(inspect.Parameter.VAR_POSITIONAL), False),
+                 (code.co_varnames[1], int(inspect.Parameter.VAR_KEYWORD), False)]
+        described |= {"parameters": taken, "shown": parameters} if parameters != taken else {}
+    return described
+
+
+_PASSES_ON = inspect.CO_VARARGS | inspect.CO_VARKEYWORDS
 
 
 def _unpicklable(obj):

@@ -125,6 +125,8 @@ def lent_function(server, hid, described):
     for key in ("__name__", "__qualname__", "__module__", "__doc__"):
         if isinstance(described.get(key), str):
             setattr(made, key, described[key])
+    if described.get("shown"):  # it takes (*args, **kwargs) and shows these parameters, as the judge's does
+        made.__signature__ = inspect.signature(shaped_function(described["shown"], None))
     return made
 
 
@@ -699,8 +701,14 @@ def _kept(value):
 
 
 def _apply_context(context):
-    """The judge's environment variables as the test changed them, and its working directory where it moved."""
-    changes, cwd = context if isinstance(context, tuple) and len(context) == 2 else ({}, None)
+    """The judge's environment variables as the test changed them, its working directory where it moved, and what
+    the tests patched on modules and classes (``_patch``)."""
+    changes, cwd, patches = context if isinstance(context, tuple) and len(context) == 3 else ({}, None, ())
+    for patch in patches or ():
+        try:
+            _patch(*patch)
+        except Exception:  # what cannot be set here (a C type's attribute): our own stays
+            pass
     for name, value in (changes or {}).items():
         if value is None:
             os.environ.pop(name, None)
@@ -711,6 +719,41 @@ def _apply_context(context):
             os.chdir(cwd)
         except OSError:  # a folder of the judge's that the candidate's sandbox does not show
             pass
+
+
+_PATCHED = {}  # (id(target), name) -> (target, name, what it held before the judge's first patch of it)
+_ABSENT = object()
+
+
+def _patch(where, name, put_back, value):
+    """Patch our own module or class as a test patched the judge's (``repoexec_judge.Channel._patches``), or put
+    back what it held before. ``value`` is the test's (a mock, lent: its calls go back to the judge)."""
+    target = _patch_target(where)
+    if target is None or not isinstance(name, str):
+        return
+    key = (id(target), name)
+    if put_back:
+        saved = _PATCHED.pop(key, None)
+        if saved is not None and saved[2] is _ABSENT:
+            delattr(target, name)
+        elif saved is not None:
+            setattr(target, name, saved[2])
+        return
+    _PATCHED.setdefault(key, (target, name, vars(target).get(name, _ABSENT)))
+    setattr(target, name, value)
+
+
+def _patch_target(where):
+    """Our module (by name) or class (by module and qualified name) the judge's patch was on, or None."""
+    try:
+        found = importlib.import_module(where[1])
+        if where[0] == "class":
+            for part in where[2].split("."):
+                found = getattr(found, part)
+            return found if isinstance(found, type) else None
+        return found if where[0] == "module" else None
+    except Exception:  # not here (a module only the judge imported): nothing to patch
+        return None
 
 
 def _bound_to_value(method):
