@@ -88,18 +88,39 @@ except repoexec_wire.WireError as exc:
     print("refused:", exc)
 '''
 
+MSGSPEC_STRUCT = r'''
+import os, sys
+sys.path.insert(0, sys.argv[1])
+here = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, here)
+with open(os.path.join(here, "stored.py"), "w") as module:
+    module.write("import msgspec\n\n\nclass Stored(msgspec.Struct):\n    expires: int | None\n    data: bytes\n\n\n"
+                 "class Checked(msgspec.Struct):\n    data: bytes\n\n    def __post_init__(self):\n"
+                 "        print('post init ran')\n")
+import repoexec_wire
+import stored
+
+crossed = repoexec_wire.loads_checked(repoexec_wire.dumps(stored.Stored(None, b"x"), as_values=True), [here],
+                                      lambda pid: None)
+print(type(crossed).__name__, crossed == stored.Stored(None, b"x"))
+try:  # its __post_init__ would run the project's code on the candidate's data: not made by the judge
+    repoexec_wire.loads_checked(repoexec_wire.dumps(stored.Checked(b"x"), as_values=True), [here], lambda pid: None)
+except repoexec_wire.WireError as exc:
+    print("refused:", exc)
+'''
+
 
 @pytest.fixture(scope="module")
 def library_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A virtualenv of the libraries whose values need their own rebuilding, as a project's is: pydantic 1 (fastapi's
-    pin) and today's pandas."""
+    pin), today's pandas and msgspec."""
     import subprocess
     import venv
 
     folder = tmp_path_factory.mktemp("libraries")
     venv.create(folder / "v", with_pip=True)
     python = folder / "v" / "bin" / "python"
-    subprocess.run([python, "-m", "pip", "install", "-q", "pydantic<2", "pandas", "pytz"], check=True)
+    subprocess.run([python, "-m", "pip", "install", "-q", "pydantic<2", "pandas", "pytz", "msgspec"], check=True)
     return python
 
 
@@ -130,3 +151,12 @@ def test_pandas_indexes_series_and_frames_cross_rebuilt_by_pandas(library_python
     assert shown[:-1] == ["Index True", "MultiIndex True", "DatetimeIndex True", "Timestamp True", "Series True",
                           "DataFrame True", "Hour True", "MonthEnd True"]  # an offset was Hour(0) before
     assert shown[-1].startswith("refused: a call of a function may not be made by the judge")
+
+
+def test_a_msgspec_struct_crosses_made_by_its_own_constructor(library_python, tmp_path):
+    """msgspec refuses ``__new__`` alone for its ``Struct``s (litestar's ``StorageObject``: "object.__new__ is not
+    safe"), which pickle as their fields' values: the judge calls the class, whose C constructor sets them. One
+    with a ``__post_init__`` of its own is not made so (that would run code on the candidate's data)."""
+    assert _shown(library_python, MSGSPEC_STRUCT, tmp_path) == [
+        "Stored True", "post init ran", "refused: an answer the judge cannot read: TypeError: object.__new__(Checked) "
+        "is not safe, use Checked.__new__()"]

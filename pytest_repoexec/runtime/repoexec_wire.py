@@ -531,6 +531,10 @@ class JudgeUnpickler(pickle._Unpickler):
         if isinstance(func, type) and func in self.library_classes and _structseq(func):
             stack[-1] = func(*args)  # os.stat_result((...), {}): a C value type's own constructor
             return
+        if isinstance(func, type) and _msgspec_struct(func):
+            stack[-1] = func(*args)  # its C constructor sets the fields from the data; msgspec refuses __new__
+            self._made(stack[-1])
+            return
         base = _made_in_c(func) if isinstance(func, type) and args else None
         if base is not None:  # a C type's own constructor (multidict's): no Python code of anyone's runs
             made = func.__new__(func, *args)
@@ -907,6 +911,14 @@ def _made_in_c(cls):
     if base is object and cls.__new__ is object.__new__:
         return None
     return base  # object: a C __new__ alone makes it (multidict's ``istr``, a str made in C)
+
+
+def _msgspec_struct(cls):
+    """A class of msgspec's ``Struct`` (litestar's ``StorageObject``) with no ``__post_init__``: it pickles as its
+    fields' values in order, and its C constructor sets them and runs no Python code of anyone's."""
+    struct = getattr(sys.modules.get("msgspec._core"), "Struct", None)
+    return struct is not None and type(cls) is type(struct) and issubclass(cls, struct) \
+        and not hasattr(cls, "__post_init__")
 
 
 def _structseq(cls):
