@@ -35,3 +35,11 @@ def write_one_problem(root: Path, module: str, entry_point: str, tests: str) -> 
         f'module = "keeper.state"\nentry_point = "{entry_point}"\ntest_count = {tests.count("def test_")}\n'
         f"number = 1\nreference = '''\n{reference}\n'''\n\n[prompt.context]\nfull = '''\nimport functools\n'''\n")
     return root / "keeper"
+
+
+def one_sample(run_repoexec, project: Path, *options: str) -> tuple[bool, str, int]:
+    """A fresh run of ``project``'s one problem with these options: its sample's pass, judge and tests passed."""
+    result, report = run_repoexec(str(project), "--repoexec-fresh", *options, subprocess=True)
+    assert report is not None, "\n".join(result.outlines[-30:])
+    (sample,) = report["samples"]
+    return sample["passed"], sample["judge"], sample["tests_passed"]

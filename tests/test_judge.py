@@ -19,7 +19,7 @@ import pytest
 
 from conftest import SHIPPED, write_replay
 from honest_idioms import IDIOMS, honest, reshaped
-from one_problem import KEPT_STATE, KEPT_STATE_TESTS, write_one_problem
+from one_problem import KEPT_STATE, KEPT_STATE_TESTS, one_sample, write_one_problem
 from pytest_repoexec.problem import load_problem
 
 RUNTIME = Path(__file__).resolve().parents[1] / "pytest_repoexec" / "runtime"
@@ -2040,12 +2040,8 @@ def test_a_single_dispatch_function_is_judged_apart_its_overloads_called_where_t
     project = write_one_problem(pytester.path, DISPATCHED, "shown", DISPATCHED_TESTS)
     wrong = DISPATCHED.split("\n\n\n")[1].replace('f"value {value!r}"', 'f"value {value}"')
     replay = write_replay(pytester.path / "wrong.jsonl", {"keeper/shown": [wrong]})
-    outcomes = []
-    for model in ("reference", f"replay:{replay}"):
-        result, report = run_repoexec(str(project), "--repoexec-fresh", f"--repoexec-model={model}", subprocess=True)
-        assert report is not None, "\n".join(result.outlines[-30:])
-        (sample,) = report["samples"]
-        outcomes.append((sample["passed"], sample["judge"], sample["tests_passed"]))
+    outcomes = [one_sample(run_repoexec, project, f"--repoexec-model={model}")
+                for model in ("reference", f"replay:{replay}")]
     assert outcomes == [(True, "apart", 3), (False, "apart", 0)]
 
 
@@ -2110,13 +2106,9 @@ def test_folders_the_candidate_made_are_made_in_the_judge_but_never_where_they_c
     path fails nothing, and the judge imports nothing of it)."""
     project = write_one_problem(pytester.path, FOLDERS, "ensure", FOLDERS_TESTS)
     replay = write_replay(pytester.path / "planting.jsonl", {"keeper/ensure": [PLANTING]})
-    outcomes = []
-    for model, judge in (("reference", "apart"), (f"replay:{replay}", "apart"), ("reference", "in-process")):
-        result, report = run_repoexec(str(project), "--repoexec-fresh", f"--repoexec-model={model}",
-                                      f"--repoexec-judge={judge}", subprocess=True)
-        assert report is not None, "\n".join(result.outlines[-30:])
-        (sample,) = report["samples"]
-        outcomes.append((sample["passed"], sample["judge"], sample["tests_passed"]))
+    runs = (("reference", "apart"), (f"replay:{replay}", "apart"), ("reference", "in-process"))
+    outcomes = [one_sample(run_repoexec, project, f"--repoexec-model={model}", f"--repoexec-judge={judge}")
+                for model, judge in runs]
     assert outcomes == [(True, "apart", 3), (True, "apart", 3), (True, "in-process", 3)]
 
 
@@ -2178,13 +2170,9 @@ def test_what_a_test_patches_on_a_module_or_class_is_patched_in_the_candidates_p
     wrong = PATCHED.split("\n\n\n")[2].replace('return helper(said="real"), Clock().now()',
                                                 'return "real", Clock().now()')
     replay = write_replay(pytester.path / "wrong.jsonl", {"keeper/stamp": [wrong]})
-    outcomes = []
-    for model, executor in (("reference", "warm"), ("reference", "process"), (f"replay:{replay}", "warm")):
-        result, report = run_repoexec(str(project), "--repoexec-fresh", f"--repoexec-model={model}",
-                                      f"--repoexec-executor={executor}", subprocess=True)
-        assert report is not None, "\n".join(result.outlines[-30:])
-        (sample,) = report["samples"]
-        outcomes.append((sample["passed"], sample["judge"], sample["tests_passed"]))
+    runs = (("reference", "warm"), ("reference", "process"), (f"replay:{replay}", "warm"))
+    outcomes = [one_sample(run_repoexec, project, f"--repoexec-model={model}", f"--repoexec-executor={executor}")
+                for model, executor in runs]
     assert outcomes == [(True, "apart", 4), (True, "apart", 4), (False, "apart", 2)]
 
 
@@ -2258,12 +2246,8 @@ def test_a_judge_without_the_logging_plugin_still_gives_the_tests_their_capture_
     for name, tests in (("captured", CAPTURED_TESTS), ("logged", LOGGED_TESTS)):
         project = write_one_problem(pytester.path / name, DOUBLED, "doubled", tests)
         replay = write_replay(pytester.path / name / "wrong.jsonl", {"keeper/doubled": [wrong]})
-        for model in ("reference", f"replay:{replay}"):
-            result, report = run_repoexec(str(project), "--repoexec-fresh", f"--repoexec-model={model}",
-                                          f"--repoexec-executor={executor}", subprocess=True)
-            assert report is not None, "\n".join(result.outlines[-30:])
-            (sample,) = report["samples"]
-            outcomes.append((sample["passed"], sample["judge"], sample["tests_passed"]))
+        outcomes += [one_sample(run_repoexec, project, f"--repoexec-model={model}", f"--repoexec-executor={executor}")
+                     for model in ("reference", f"replay:{replay}")]
     assert outcomes == [(True, "apart", 3), (False, "apart", 1), (True, "apart", 1), (False, "apart", 0)]
 
 
