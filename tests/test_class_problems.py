@@ -544,3 +544,75 @@ def test_a_project_object_the_candidates_method_changed_may_hold_its_instance(ru
     (sample,) = report["samples"]
     assert (sample["passed"], sample["tests_passed"]) == (True, 6), (sample["error_log"] or "")[-2000:]
     assert report["judge"]["apart"] == 1, report["judge"]
+
+
+STORE = '''\
+import abc
+
+
+class Store(abc.ABC):
+    """Where values are kept, opened and closed as an async context manager (litestar's stores)."""
+
+    @abc.abstractmethod
+    async def get(self, key):
+        """The value kept under ``key``."""
+
+    async def __aenter__(self):
+        return None
+
+    async def __aexit__(self, *exc_info):
+        return None
+
+
+class MemoryStore(Store):
+    """Values kept in a dict."""
+
+    def __init__(self):
+        self.values = {}
+        self.closed = False
+
+    async def set(self, key, value):
+        self.values[key] = value
+
+    async def get(self, key):
+        return self.values.get(key)
+
+    async def __aexit__(self, *exc_info):
+        self.closed = True
+'''
+STORE_TESTS = '''\
+import asyncio
+import contextlib
+import dataclasses
+
+from keep.store import MemoryStore, Store
+
+
+@dataclasses.dataclass
+class User:
+    name: str
+
+
+def test_the_store_is_an_async_context_manager_and_keeps_the_tests_object():
+    async def run():
+        store = MemoryStore()
+        assert isinstance(store, Store) and isinstance(store, contextlib.AbstractAsyncContextManager)
+        user = User("ann")
+        async with store:
+            await store.set("ann", user)
+            assert await store.get("ann") is user and user.name == "ann"
+        assert store.closed
+
+    asyncio.run(run())
+'''
+
+
+def test_a_class_under_test_is_its_abstract_bases_and_an_async_context_manager_apart(run_repoexec, pytester):
+    """The remote class is a virtual subclass of the reference's abstract bases (litestar checks
+    ``isinstance(store, AbstractAsyncContextManager)`` and its annotations' ``Store``), its ``async with`` runs
+    the candidate's ``__aenter__`` and ``__aexit__``, and an object of the test's kept there comes back as itself.
+    A candidate whose ``__aexit__`` does not close fails."""
+    reference = "class MemoryStore(Store):" + STORE.split("class MemoryStore(Store):", 1)[1]
+    wrong = reference.replace("        self.closed = True\n", "        return None\n")
+    _right_passes_and_wrong_fails_apart(run_repoexec, pytester, ("keep", "store", "MemoryStore"), STORE,
+                                        STORE_TESTS, reference, wrong)

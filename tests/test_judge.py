@@ -13,6 +13,7 @@ import socket
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -54,6 +55,9 @@ async def fill(box, price, value):
 
 async def relay(fetch, value):
     return await fetch(value) + 1
+
+async def waited(future, wait):
+    return await future if wait else "kept"
 
 def drive(fetch, value):
     import asyncio
@@ -849,6 +853,25 @@ def test_a_pending_future_crosses_as_the_judges_own_that_the_tests_loop_settles_
     finally:
         asyncio.set_event_loop(None)
         loop.close()
+
+
+def test_a_tests_pending_future_is_awaited_on_the_judges_loop_only_where_the_candidates_code_awaits_it(channel):
+    """litestar's app gives the candidate's session backend a connection whose stream holds a pending future of
+    the app's, set only once the request the backend serves is over: awaited on the judge's loop while the
+    candidate's coroutine runs, it would hold that loop, and the request, forever."""
+    import asyncio
+
+    judge, stops = channel
+
+    async def test():
+        loop = asyncio.get_running_loop()
+        first, second = loop.create_future(), loop.create_future()
+        kept = await call(judge, "waited", first, False)
+        first.set_result("late")
+        loop.call_later(0.01, second.set_result, "soon")
+        return kept, await call(judge, "waited", second, True)
+
+    assert asyncio.run(asyncio.wait_for(test(), 10)) == ("kept", "soon") and not stops
 
 
 def test_a_callback_may_call_the_target_again_while_the_candidates_process_waits_on_it(channel):
@@ -2180,7 +2203,8 @@ def test_only_patches_on_the_projects_own_modules_and_classes_are_told_to_the_ca
         tmp_path, monkeypatch):
     """pytest itself patches twisted's ``Failure.__init__`` around every test (its unittest plugin): told to the
     candidate's process, every ``Failure`` made there ran a function lent by the judge (31 of scrapy's samples
-    changed). A library's class or module, and the tests' own, stay where they are; the project's are told."""
+    changed). A library's class or module, and the tests' own, stay where they are; the project's are told, and
+    the ``time`` module's (a test's stopped clock)."""
     (tmp_path / "proj").mkdir()
     (tmp_path / "proj" / "__init__.py").write_text("class Thing:\n    pass\n")
     (tmp_path / "proj" / "test_thing.py").write_text("class Fixture:\n    pass\n")
@@ -2191,6 +2215,7 @@ def test_only_patches_on_the_projects_own_modules_and_classes_are_told_to_the_ca
     roots = [str(tmp_path)]
     assert repoexec_judge._where(proj, roots) == ("module", "proj")
     assert repoexec_judge._where(proj.Thing, roots) == ("class", "proj", "Thing")
+    assert repoexec_judge._where(time, roots) == ("module", "time")  # the standard library's clock, all the same
     assert [repoexec_judge._where(target, roots) for target in (json, json.JSONDecoder, pytest.MonkeyPatch,
                                                                  proj.test_thing, proj.test_thing.Fixture)] == [None] * 5
 
@@ -2313,3 +2338,59 @@ def test_plain_tests_keep_pytests_outcomes_in_a_judge(run_repoexec, pytester, ex
                     (False, "apart", 1, 6, "test_skipped_by_itself", "Skipped"),
                     (False, "apart", 4, 6, "test_xfailed_by_itself", "AssertionError")]
     assert "assert 5 == 4" in logs[2], logs[2]
+
+
+DEADLINES = '''\
+import time
+
+
+def expired(deadline):
+    """Whether ``deadline`` (an aware datetime) has passed."""
+    return time.time() >= deadline.timestamp()
+'''
+DEADLINES_TESTS = '''\
+import datetime
+
+from unittest import mock
+
+import time_machine
+
+from keeper.state import expired
+
+START = datetime.datetime(2020, 1, 1, tzinfo=datetime.timezone.utc)
+
+
+def test_a_frozen_clock_and_its_shift():
+    deadline = START + datetime.timedelta(seconds=1)
+    with time_machine.travel(START, tick=False) as traveller:
+        assert not expired(deadline)
+        traveller.shift(1)
+        assert expired(deadline)
+    assert expired(datetime.datetime.now(datetime.timezone.utc) - datetime.timedelta(seconds=5))
+
+
+def test_a_ticking_clock():
+    with time_machine.travel(START):
+        assert not expired(START + datetime.timedelta(days=1)) and expired(START)
+    assert expired(START + datetime.timedelta(days=1))
+
+
+def test_a_patched_time_function():
+    with mock.patch("time.time", return_value=START.timestamp()):
+        assert not expired(START + datetime.timedelta(seconds=1)) and expired(START)
+    assert expired(START + datetime.timedelta(seconds=1))
+'''
+
+
+@pytest.mark.timeout(600)
+@pytest.mark.parametrize("executor", ["warm", "process"])
+def test_the_candidates_clock_is_the_judges_where_a_test_travelled_with_time_machine(run_repoexec, pytester,
+                                                                                      executor):
+    """litestar's stores and sessions expire by the clock, which their tests move with time-machine, or stop by
+    patching ``time.time``, in the judge: the candidate's process travels to the judge's time at each call, frozen
+    or ticking, and back to the real clock where the test's travel ended, and its ``time.time`` is the test's mock
+    while the patch lasts. Its own clock would fail the reference apart (2020 is past)."""
+    project = write_one_problem(pytester.path, DEADLINES, "expired", DEADLINES_TESTS)
+    manifest = project / "project.toml"
+    manifest.write_text('requirements = ["time-machine"]\n\n' + manifest.read_text())
+    assert one_sample(run_repoexec, project, f"--repoexec-executor={executor}") == (True, "apart", 3)

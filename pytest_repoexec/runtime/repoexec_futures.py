@@ -23,6 +23,7 @@ Standard library only, no library imported to send: a class is looked up in ``sy
 that holds one of its objects has it. ``repoexec_wire`` calls ``reduced`` and checks what ``parts`` names.
 """
 
+import functools
 import importlib
 import sys
 
@@ -101,15 +102,39 @@ def own_loop(awaitable):
     return loop if loop is not None and not loop.is_closed() and not loop.is_running() else None
 
 
-def awaiting(handle):
+def awaiting(handle, lazily=False):
     """A pending future of the judge's, made where the test runs, that its loop settles when it runs with what
     awaiting ``handle`` (the candidate's future, run in its process) comes to: a result, an exception or a
-    cancellation, as data."""
+    cancellation, as data. ``lazily`` (a test's future, lent to the candidate's process): only once something
+    there waits on it (a task awaits it, a callback is added). A future the candidate's code never awaits (one an
+    app's stream holds) is then never awaited on the judge's loop, where it may be waiting for the very call
+    that holds it."""
     import asyncio
 
+    if lazily:
+        made = _lazy_future()()
+        made.handle = handle
+        return made
     made = asyncio.Future()
     made.get_loop().call_soon(_settle, made, handle)
     return made
+
+
+@functools.lru_cache(maxsize=None)
+def _lazy_future():
+    """The class of ``awaiting``'s lazy futures (asyncio imported only where a future crosses)."""
+    import asyncio
+
+    class Lazy(asyncio.Future):
+        handle = None
+
+        def add_done_callback(self, fn, *, context=None):  # what a task awaiting it, or gather, calls
+            handle, self.handle = self.handle, None
+            if handle is not None:
+                _settle(self, handle)
+            super().add_done_callback(fn, context=context)
+
+    return Lazy
 
 
 def _settle(made, handle):

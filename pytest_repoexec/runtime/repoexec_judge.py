@@ -7,6 +7,7 @@ runs here.
 Only the inner plugin opens the channel (``open_channel``), before the tests' module is imported.
 """
 
+import abc
 import builtins
 import codecs
 import collections
@@ -178,6 +179,10 @@ def klass(module, name, specials=(), bases=(), fields=None):
         type.__setattr__(cls, "__hash__", None)
     if fields is not None:
         _as_dataclass(cls, name, fields, bases)
+    for base in bases:  # an abstract base (``Mapping[str, Any]``) counts it as its own, as it counts the reference
+        base = getattr(base, "__origin__", base)
+        if isinstance(base, abc.ABCMeta):
+            base.register(cls)
     _CLASSES[(module, name)] = cls
     if _CHANNEL is None:
         _UNDESCRIBED.append((cls, ("class", module, name)))
@@ -403,7 +408,7 @@ class Handle:
 # would have.
 _FORWARDED = frozenset({
     "__len__", "__iter__", "__next__", "__reversed__", "__contains__", "__getitem__", "__setitem__", "__delitem__",
-    "__call__", "__enter__", "__exit__", "__bool__", "__int__", "__float__", "__index__", "__complex__",
+    "__call__", "__enter__", "__exit__", "__aenter__", "__aexit__", "__aiter__", "__anext__", "__bool__", "__int__", "__float__", "__index__", "__complex__",
     "__format__", "__hash__", "__neg__", "__pos__", "__abs__", "__invert__", "__round__",
     "__add__", "__sub__", "__mul__", "__truediv__", "__floordiv__", "__mod__", "__pow__", "__matmul__",
     "__and__", "__or__", "__xor__", "__lshift__", "__rshift__", "__divmod__",
@@ -504,6 +509,8 @@ def _made_as_base(cls):
 
 def _forwarding(name):
     def special(self, *args):
+        if name in ("__exit__", "__aexit__"):  # the exception's traceback holds the judge's frames: it stays here
+            args = (*args[:2], None)
         return self._repoexec_ask("special", name, *args)
     special.__name__ = name
     return special
@@ -600,6 +607,7 @@ class Channel:
         self.descriptors = []  # the sockets' descriptors the message being made lends (``_persistent_id``)
         self.shapes = {}  # number -> a function handle's shape, as the candidate's process told it (``_shaped``)
         self.patches = {}  # (id(target), name) -> what the candidate's process was last told it holds (``_patches``)
+        self.clock = None  # the travelled clock the candidate's process was last told (``_clock``): None, the real one
         self._context()  # the environment as both processes start with it: only later changes cross
 
     def call(self, target, args, kwargs):
@@ -685,7 +693,7 @@ class Channel:
         released = tuple(self.released)
         try:
             payload = self._dumps(("call", number, target, tuple(args), dict(kwargs), self.limit,
-                                   (*self._context(), self._patches()),
+                                   (*self._context(), self._patches(), self._clock()),
                                    released))
         except (pickle.PicklingError, TypeError, AttributeError, RuntimeError) as exc:
             raise CandidateError(f"the test's arguments cannot be sent to the candidate's process: {exc}") from None
@@ -731,6 +739,19 @@ class Channel:
             cwd = None
         moved, self.cwd = (cwd if cwd != self.cwd else None), cwd
         return changes, moved
+
+    def _clock(self):
+        """The time a test set with time-machine (``travel``, litestar's ``frozen_datetime``), where it changed since
+        the last call: (now in nanoseconds, whether it ticks), or None where the test's travel ended; False where it
+        did not change (a frozen clock is told once, a ticking one at each call). The candidate's process travels
+        to it, so that its ``datetime.now()`` is the judge's, as it was beside the test."""
+        machine = sys.modules.get("time_machine")  # its travels' stack: traveller_stack from 3.0, coordinates_stack before
+        stack = getattr(machine, "traveller_stack", None) or getattr(machine, "coordinates_stack", None)
+        clock = (stack[-1].time_ns(), bool(getattr(stack[-1], "_tick", True))) if stack else None
+        if clock == self.clock:
+            return False
+        self.clock = clock
+        return clock
 
     def _patches(self):
         """The tests' patches on modules and classes (``_watch_patches``) that changed since the last call: (where,
@@ -994,6 +1015,8 @@ class Channel:
                 self.in_reference = 4
                 return ("judge code", self._lend(obj, None)[1], marshal.dumps(_placeless(obj.__code__)), obj.__name__)
             return self._lend(obj, _described_function(obj))
+        if _of_tests(type(obj).__module__) and not isinstance(obj, BaseException):
+            return self._lend(obj, None)  # an instance of a test's class: that process cannot even name its class
         if repoexec_futures.pending(obj):  # a future there, settled by awaiting this one here
             return ("judge future", self._lend(obj, None)[1])
         if type(obj) is socket.socket and obj.fileno() >= 0 and len(self.descriptors) < DESCRIPTORS_MOST:
@@ -1091,18 +1114,24 @@ def _importable(path, entry):
 
 
 def _where(target, roots):
-    """A patched module or class as the candidate's process finds its own, by name: the project's only (never the
-    tests', the runtime's or a library's: pytest itself patches twisted's ``Failure.__init__`` around every test,
-    and that patch is the runner's, not the tests')."""
+    """A patched module or class as the candidate's process finds its own, by name: the project's, and the
+    standard library's clock (``_TOLD_LIBRARY``); never the tests', the runtime's or another library's: pytest
+    itself patches twisted's ``Failure.__init__`` around every test, and that patch is the runner's, not the
+    tests')."""
     if isinstance(target, types.ModuleType):
         name = target.__name__
         return ("module", name) if isinstance(name, str) and sys.modules.get(name) is target \
-            and not _of_tests(name) and module_of_project(name, roots) else None
+            and not _of_tests(name) and (module_of_project(name, roots) or name in _TOLD_LIBRARY) else None
     module, qualname = getattr(target, "__module__", None), getattr(target, "__qualname__", None)
     if not isinstance(module, str) or not isinstance(qualname, str) or "<" in qualname or _of_tests(module) \
             or not module_of_project(module, roots):
         return None
     return ("class", module, qualname)
+
+
+# Library modules whose patches are told all the same: a test stops the clock with ``mock.patch("time.time")``
+# (litestar's expired sessions), and the candidate's code reads ``time.time()`` in its own process.
+_TOLD_LIBRARY = frozenset({"time"})
 
 
 def _constants(module):

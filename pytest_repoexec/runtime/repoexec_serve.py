@@ -227,7 +227,7 @@ class Server:
         if pid[0] == "judge future":  # a test's pending future: one of ours, set by awaiting the judge's
             if pid[1] not in self.lent:
                 _loop()
-                made = awaiting(Lent(self, pid[1]))
+                made = awaiting(Lent(self, pid[1]), lazily=True)
                 self.lent[pid[1]] = made
                 self.lent_ids[id(made)] = pid[1]
             return self.lent[pid[1]]
@@ -244,6 +244,8 @@ class Server:
     # --- writing to the judge ---
 
     def _persistent_id(self, obj):
+        if id(obj) in self.lent_ids:  # the judge's own object, never sent by value (it has no state here)
+            return ("judge", self.lent_ids[id(obj)])
         if id(obj) in self.by_value:  # an argument's new state: sent whole, once
             self.by_value.discard(id(obj))
             return None
@@ -272,8 +274,6 @@ class Server:
                 hid = self.instance_ids[id(obj)] = next(self.hids)
                 self.handles[hid] = obj
             return ("instance", hid, cls.__module__, cls.__qualname__)
-        if id(obj) in self.lent_ids:
-            return ("judge", self.lent_ids[id(obj)])
         if isinstance(obj, types.ModuleType):  # by name: the judge has its own (a library's, the project's)
             return ("module" if sys.modules.get(obj.__name__) is obj else "new module", str(obj.__name__))
         if getattr(obj, "__module__", None) in ("repoexec_wire", "repoexec_futures") \
@@ -701,9 +701,12 @@ def _kept(value):
 
 
 def _apply_context(context):
-    """The judge's environment variables as the test changed them, its working directory where it moved, and what
-    the tests patched on modules and classes (``_patch``)."""
-    changes, cwd, patches = context if isinstance(context, tuple) and len(context) == 3 else ({}, None, ())
+    """The judge's environment variables as the test changed them, its working directory where it moved, what
+    the tests patched on modules and classes (``_patch``), and its clock where a test moved it (``_travel``)."""
+    changes, cwd, patches, clock = context if isinstance(context, tuple) and len(context) == 4 else (
+        {}, None, (), False)
+    if clock is not False:
+        _travel(clock)
     for patch in patches or ():
         try:
             _patch(*patch)
@@ -721,6 +724,24 @@ def _apply_context(context):
             pass
 
 
+def _travel(clock):
+    """Our clock at the judge's travelled one, (nanoseconds, whether it ticks) as its time-machine has it, or the
+    real clock again (None): time-machine's own travel, so that every clock function it patches agrees."""
+    global _TRAVELLING
+    if _TRAVELLING is not None:
+        _TRAVELLING.stop()
+        _TRAVELLING = None
+    if not (isinstance(clock, tuple) and len(clock) == 2 and type(clock[0]) is int):
+        return
+    import time_machine  # the judge's test used it: the project's environment has it
+
+    _TRAVELLING = time_machine.travel(clock[0] / 1e9, tick=bool(clock[1]))
+    coordinates = _TRAVELLING.start()
+    if hasattr(coordinates, "_destination_timestamp_ns"):  # exact: the float above may be a microsecond off
+        coordinates._destination_timestamp_ns = clock[0]
+
+
+_TRAVELLING = None  # the time_machine.travel this process runs, where the judge's test travelled
 _PATCHED = {}  # (id(target), name) -> (target, name, what it held before the judge's first patch of it)
 _ABSENT = object()
 
@@ -920,7 +941,7 @@ _LOOP = None
 
 def _mutable(value):
     return isinstance(value, (list, dict, set, bytearray)) or hasattr(value, "__dict__") and not isinstance(
-        value, (type, *FUNCTION_TYPES, *_UNDER_TEST)) and type(value).__module__ != "builtins"
+        value, (type, Lent, *FUNCTION_TYPES, *_UNDER_TEST)) and type(value).__module__ != "builtins"
 
 
 def _snapshot(value):
