@@ -40,10 +40,11 @@ def split_plan(problem: Problem, original: str) -> SplitPlan:
             definition = syntax.find_definition(original, qualname, syntax.CLASS)
         except syntax.DefinitionNotFound as exc:
             return SplitPlan(None, f"its definition cannot be found: {exc}")
-        specials, bases, fields = _class_shape(
+        specials, bases, fields, coroutines = _class_shape(
             original.encode("utf-8")[definition.start_byte:definition.end_byte].decode())
         return SplitPlan(_replaced(original, definition, f'{qualname} = __import__("{JUDGE_MODULE}").klass('
-                                                         f'__name__, "{qualname}", {specials!r}, ({bases}), {fields!r})'))
+                                                         f'__name__, "{qualname}", {specials!r}, ({bases}), {fields!r}, '
+                                                         f'{coroutines!r})'))
     try:
         definition = syntax.find_definition(original, qualname, problem.kind)
     except syntax.DefinitionNotFound as exc:
@@ -69,13 +70,15 @@ def split_plan(problem: Problem, original: str) -> SplitPlan:
     return SplitPlan(_replaced(original, definition, stub))
 
 
-def _class_shape(source: str) -> tuple[tuple[str, ...], str, tuple[tuple[str, bool], ...] | None]:
+def _class_shape(source: str) -> tuple[tuple[str, ...], str, tuple[tuple[str, bool], ...] | None, tuple[str, ...]]:
     """The special methods the reference class's own body defines (or its ``dataclass`` decorator makes), its
-    bases as written (a tuple's inside, evaluated where the class stood), and its dataclass fields as (name,
-    whether ``__init__`` takes it), None where it is no dataclass: the judge asks the candidate's instances only
-    for the special methods the reference has, its own or its bases', so a comparison the reference would not
-    make is never made; a dataclass's fields let ``dataclasses.asdict``, ``fields`` and ``replace`` work on its
-    instances in the judge, each field read from the candidate's instance as any attribute is."""
+    bases as written (a tuple's inside, evaluated where the class stood), its dataclass fields as (name,
+    whether ``__init__`` takes it), None where it is no dataclass, and its methods that are coroutine functions:
+    the judge asks the candidate's instances only for the special methods the reference has, its own or its
+    bases', so a comparison the reference would not make is never made; a dataclass's fields let
+    ``dataclasses.asdict``, ``fields`` and ``replace`` work on its instances in the judge, each field read from
+    the candidate's instance as any attribute is; a coroutine method's stub is marked one, so that a test's
+    ``mock.patch`` of it makes an ``AsyncMock``, as it does beside the reference."""
     import textwrap
 
     node = next(node for node in ast.parse(textwrap.dedent(source)).body if isinstance(node, ast.ClassDef))
@@ -100,7 +103,8 @@ def _class_shape(source: str) -> tuple[tuple[str, ...], str, tuple[tuple[str, bo
         fields = tuple((item.target.id, _field_init(item.value)) for item in node.body
                        if isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name)
                        and not any(name in ast.unparse(item.annotation) for name in ("ClassVar", "InitVar", "KW_ONLY")))
-    return tuple(sorted(specials)), "".join(f"{ast.unparse(base)}, " for base in node.bases), fields
+    coroutines = tuple(sorted(item.name for item in node.body if isinstance(item, ast.AsyncFunctionDef)))
+    return tuple(sorted(specials)), "".join(f"{ast.unparse(base)}, " for base in node.bases), fields, coroutines
 
 
 def _field_init(value: ast.expr | None) -> bool:

@@ -577,6 +577,9 @@ class MemoryStore(Store):
     async def get(self, key):
         return self.values.get(key)
 
+    async def both(self, first, second):
+        return [await self.get(first), await self.get(second)]
+
     async def __aexit__(self, *exc_info):
         self.closed = True
 '''
@@ -584,6 +587,7 @@ STORE_TESTS = '''\
 import asyncio
 import contextlib
 import dataclasses
+from unittest import mock
 
 from keep.store import MemoryStore, Store
 
@@ -602,6 +606,10 @@ def test_the_store_is_an_async_context_manager_and_keeps_the_tests_object():
             await store.set("ann", user)
             assert await store.get("ann") is user and user.name == "ann"
         assert store.closed
+        with mock.patch.object(MemoryStore, "get", return_value="mocked") as get:  # an AsyncMock, as beside it
+            assert await store.get("ann") == "mocked" and get.call_count == 1
+            assert await store.both("ann", "bob") == ["mocked", "mocked"] and get.call_count == 3
+        assert await store.get("ann") is user
 
     asyncio.run(run())
 '''
@@ -610,8 +618,9 @@ def test_the_store_is_an_async_context_manager_and_keeps_the_tests_object():
 def test_a_class_under_test_is_its_abstract_bases_and_an_async_context_manager_apart(run_repoexec, pytester):
     """The remote class is a virtual subclass of the reference's abstract bases (litestar checks
     ``isinstance(store, AbstractAsyncContextManager)`` and its annotations' ``Store``), its ``async with`` runs
-    the candidate's ``__aenter__`` and ``__aexit__``, and an object of the test's kept there comes back as itself.
-    A candidate whose ``__aexit__`` does not close fails."""
+    the candidate's ``__aenter__`` and ``__aexit__``, an object of the test's kept there comes back as itself, and
+    a test's patch of a coroutine method is an ``AsyncMock`` (litestar's ``UploadFile.close``). A candidate whose
+    ``__aexit__`` does not close fails."""
     reference = "class MemoryStore(Store):" + STORE.split("class MemoryStore(Store):", 1)[1]
     wrong = reference.replace("        self.closed = True\n", "        return None\n")
     _right_passes_and_wrong_fails_apart(run_repoexec, pytester, ("keep", "store", "MemoryStore"), STORE,

@@ -153,13 +153,14 @@ def method(module, qualname, kind):
     return {"static": staticmethod, "class": classmethod, "property": property}.get(kind, lambda stub: stub)(stub)
 
 
-def klass(module, name, specials=(), bases=(), fields=None):
+def klass(module, name, specials=(), bases=(), fields=None, coroutines=()):
     """The remote class that stands for the class under test: calling it makes an instance in the candidate's
     process (``RemoteInstance``), and its methods, attributes and special methods are that instance's, asked
     there. Its methods' names come from the candidate's description of its class (``_class_described``); the
     special methods it forwards are only those of the reference: ``specials``, those its own body defines, and
     those of its ``bases`` (the judge's own classes, as the reference names them). ``fields``: a dataclass
-    reference's (name, whether ``__init__`` takes it), for ``dataclasses``' functions."""
+    reference's (name, whether ``__init__`` takes it), for ``dataclasses``' functions. ``coroutines``: the
+    reference's methods that are coroutine functions (their stubs are marked so)."""
     inherited = {}
     for base in bases:
         for owner in reversed(getattr(base, "__mro__", (base,))[:-1]):
@@ -172,7 +173,8 @@ def klass(module, name, specials=(), bases=(), fields=None):
         forwarded.discard("__hash__")
         hashing = None
     cls = RemoteClass(name, (RemoteInstance,), {"__module__": module, "__qualname__": name, "__slots__": (),
-                                                "_repoexec_target": (module, name)})
+                                                "_repoexec_target": (module, name),
+                                                "_repoexec_coroutines": frozenset(coroutines)})
     for special in forwarded:
         type.__setattr__(cls, special, _forwarding(special))
     if hashing is None:
@@ -434,8 +436,10 @@ class RemoteClass(type):
         return _channel().call(("class", *cls._repoexec_target, "getattr"), (name,), {})
 
     def __setattr__(cls, name, value):
-        if name.startswith(("__", "_repoexec")) or "_repoexec_target" not in vars(cls):
-            return super().__setattr__(name, value)  # a class the judge's code derives from it keeps its own
+        # a class the judge's code derives from it keeps its own; a method or property the judge made for it is
+        # replaced here (a test's patch of it, which the candidate's process is told as the project's patches are)
+        if name.startswith(("__", "_repoexec")) or "_repoexec_target" not in vars(cls) or name in vars(cls):
+            return super().__setattr__(name, value)
         _channel().call(("class", *cls._repoexec_target, "setattr"), (name, value), {})
 
     def __call__(cls, *args, **kwargs):
@@ -523,6 +527,16 @@ def _calling(name):
     return method
 
 
+def _mark_coroutine(function):
+    """``function`` (which answers the candidate's coroutine) seen as a coroutine function by
+    ``inspect.iscoroutinefunction`` (3.12) and ``asyncio.iscoroutinefunction``, which ``mock`` asks."""
+    import asyncio.coroutines
+
+    if hasattr(inspect, "markcoroutinefunction"):
+        inspect.markcoroutinefunction(function)
+    function._is_coroutine = getattr(asyncio.coroutines, "_is_coroutine", None)
+
+
 def _class_calling(target, name):
     def method(*args, **kwargs):
         return _channel().call((*target, "method"), (name, *args), kwargs)
@@ -553,6 +567,8 @@ def _class_described(cls):
             continue
         if kind == "method":
             made = _calling(name)
+            if name in cls._repoexec_coroutines:
+                _mark_coroutine(made)
         elif kind in ("static", "class"):
             made = staticmethod(_class_calling(("class", module, qualname), name))
         elif kind == "property":
