@@ -43,6 +43,17 @@ def echo_field(field):
     import dataclasses
     return dataclasses.replace(field, name=field.name + "!")
 
+def tuple_fields(value):
+    return list(value._fields), value.x
+
+def renamed(value, name, attribute="name"):
+    setattr(value, attribute, name)
+    return value
+
+def more_attributes(attributes):
+    from shop.money import Attributes
+    return Attributes({**attributes._state, "more": attributes.first + 1})
+
 async def later(value):
     return value * 2
 
@@ -650,6 +661,22 @@ def scale(amount, factor=1):
     return amount * factor
 
 
+class Attributes:  # its slot's items read as attributes (litestar's ImmutableState): pickle's BUILD recurses
+    __slots__ = ("_state",)
+
+    def __init__(self, state):
+        object.__setattr__(self, "_state", dict(state))
+
+    def __getattr__(self, name):
+        try:
+            return self._state[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+    def __eq__(self, other):
+        return isinstance(other, Attributes) and self._state == other._state
+
+
 class Lazy:  # holds a partial of its package's function (xarray's lazy arrays hold their decoder's)
     def __init__(self, function, amount):
         self.function, self.amount = function, amount
@@ -939,6 +966,46 @@ def test_a_frozen_object_with_slots_of_its_own_crosses_both_ways(channel):
     judge, stops = channel
     field = Field("amount", (int,))
     assert call(judge, "echo_field", field) == Field("amount!", (int,))
+    assert not stops
+
+
+def test_an_object_of_a_test_modules_class_is_lent_and_a_namedtuple_made_there_crosses_as_data(channel, monkeypatch):
+    """The candidate's process cannot import a module the judge's session collected tests from: an instance of a
+    class defined there is lent (pickle would name its class), comes back as itself, and takes the data the
+    candidate's code sets on it (litestar's ``DTOData.update_instance(User(...))``); a namedtuple made there at run
+    time (flutils' and dataclasses-json's tests) still crosses as a namedtuple, whose fields it reads."""
+    import collections
+    import types
+
+    judge, stops = channel
+    module = types.ModuleType("test_pairs")
+
+    class Kept:
+        def label(self):
+            return "kept"
+
+    Kept.__module__, Kept.__qualname__, module.Kept = "test_pairs", "Kept", Kept
+    monkeypatch.setitem(sys.modules, "test_pairs", module)
+    monkeypatch.setattr(repoexec_wire, "_TEST_MODULES", {"test_pairs"})
+    kept = Kept()
+    call(judge, "keep", kept)
+    assert call(judge, "kept") is kept
+    assert call(judge, "renamed", kept, "ann") is kept and kept.name == "ann"  # data set on it is set here
+    for attribute in ("label", "__class__"):  # never its behaviour, nor a dunder
+        with pytest.raises(LookupError):
+            call(judge, "renamed", kept, "x", attribute)
+    assert kept.label() == "kept" and type(kept) is Kept
+    assert call(judge, "tuple_fields", collections.namedtuple("Pair", "x y", module="test_pairs")(1, 2)) == (["x", "y"], 1)
+    assert not stops
+
+
+def test_an_object_whose_getattr_reads_its_slots_crosses_both_ways(channel):
+    """litestar's ``ImmutableState``: pickle's own BUILD looks for ``__setstate__`` on the instance, which runs its
+    ``__getattr__`` on a slot not yet set, without end. Its slots are set as data on either side."""
+    from shop.money import Attributes
+
+    judge, stops = channel
+    assert call(judge, "more_attributes", Attributes({"first": 1})) == Attributes({"first": 1, "more": 2})
     assert not stops
 
 

@@ -24,9 +24,10 @@ import time
 import types
 
 import repoexec_futures
-from repoexec_wire import (DESCRIPTORS_MOST, FUNCTION_TYPES, HANDLE_MARK, WireError, _handle, _named, _of_tests,
-                           converted, dumps, identities, is_sentinel, loads_checked, module_of_project, receive,
-                           resolve_global, send, shaped_function, shaped_maker, socket_from, trusted_module)
+from repoexec_wire import (DESCRIPTORS_MOST, FUNCTION_TYPES, HANDLE_MARK, WireError, _behaviour, _handle, _named,
+                           _of_tests, collected_from, converted, dumps, identities, is_sentinel, loads_checked,
+                           module_of_project, receive, resolve_global, send, shaped_function, shaped_maker, socket_from,
+                           trusted_module)
 
 DESCRIBE_WAIT = 10.0  # seconds the candidate's process has to describe its target, its module's import included
 FOLDERS_MOST = 4096  # folders a sample's candidate may have the judge make (``Channel._folders``)
@@ -1031,8 +1032,8 @@ class Channel:
                 self.in_reference = 4
                 return ("judge code", self._lend(obj, None)[1], marshal.dumps(_placeless(obj.__code__)), obj.__name__)
             return self._lend(obj, _described_function(obj))
-        if _of_tests(type(obj).__module__) and not isinstance(obj, BaseException):
-            return self._lend(obj, None)  # an instance of a test's class: that process cannot even name its class
+        if collected_from(type(obj).__module__) and not isinstance(obj, BaseException) and _unpicklable(obj):
+            return self._lend(obj, None)  # an instance of a test module's class: that process cannot import it
         if repoexec_futures.pending(obj):  # a future there, settled by awaiting this one here
             return ("judge future", self._lend(obj, None)[1])
         if type(obj) is socket.socket and obj.fileno() >= 0 and len(self.descriptors) < DESCRIPTORS_MOST:
@@ -1327,6 +1328,10 @@ def _use(target, op, args, kwargs):
                                                                             args[0] in _NAMES) \
             and not isinstance(target, (*FUNCTION_TYPES, functools.partial, types.ModuleType)):
         return getattr(target, args[0])  # a lent object's own data and methods; a function shows none
+    if op == "setattr" and len(args) == 2 and isinstance(args[0], str) and not args[0].startswith("__") \
+            and not isinstance(target, (type, *FUNCTION_TYPES, functools.partial, types.ModuleType)) \
+            and not _behaviour(type(target), args[0]) and not _handle(args[1]):
+        return setattr(target, args[0], args[1])  # data on a test's object (litestar's update_instance(User(...)))
     if op in _OPS and (op == "call" or not isinstance(target, FUNCTION_TYPES)
                        or op in ("iter", "next") and isinstance(target, _ITERATED)
                        or op == "await" and isinstance(target, types.CoroutineType)):

@@ -55,10 +55,14 @@ class _CallTimeout(BaseException):
 class Lent:
     """An object of the judge's (a test's argument that cannot be pickled: a file, a lock, a queue, an object of a
     class defined in a test): each use is a call back to the judge, which allows calls, iteration, ``with``,
-    ``await``, ``len``, items and the object's non-dunder attributes."""
+    ``await``, ``len``, items and the object's non-dunder attributes, read and set (to data)."""
 
     def __init__(self, server, hid):
-        self._server, self._hid = server, hid
+        object.__setattr__(self, "_server", server)
+        object.__setattr__(self, "_hid", hid)
+
+    def __setattr__(self, name, value):
+        self._ask("setattr", name, value)
 
     def _ask(self, op, *args, **kwargs):
         return self._server.callback(self._hid, op, args, kwargs)

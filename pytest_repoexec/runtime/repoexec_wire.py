@@ -576,8 +576,8 @@ class JudgeUnpickler(pickle._Unpickler):
         if isinstance(inst, (type, types.ModuleType, *FUNCTION_TYPES)) or _handle(inst) or id(inst) in self.known:
             raise WireError(f"a state for {type(inst).__name__} {getattr(inst, '__name__', '')} may not be set")
         _no_handle_in(state, self.known, self.clean, f"the state of a {type(inst).__qualname__}")
-        if getattr(inst, "__setstate__", None) is not None:
-            super().load_build()
+        if getattr(type(inst), "__setstate__", None) is not None:  # on its class: an instance's __getattr__ is
+            super().load_build()                                      # the project's code, on a state not yet set
             return
         _plain_state(type(inst), state)
         self.stack.pop()
@@ -856,10 +856,11 @@ def set_state(obj, state):
 
 
 def _guarded_slots(cls):
-    """A class whose slots pickle's default BUILD cannot set: its own ``__setattr__`` (frozen), slots, and no
-    ``__setstate__`` of its own."""
-    return cls.__setattr__ is not object.__setattr__ and getattr(cls, "__setstate__", None) is None \
-        and any("__slots__" in vars(klass) for klass in cls.__mro__[:-1])
+    """A class whose slots pickle's default BUILD cannot set: its own ``__setattr__`` (frozen) or ``__getattr__``
+    (which BUILD's look for ``__setstate__`` on the instance runs on slots not yet set: litestar's
+    ``ImmutableState`` recurses), slots, and no ``__setstate__`` of its own."""
+    return (cls.__setattr__ is not object.__setattr__ or hasattr(cls, "__getattr__")) \
+        and getattr(cls, "__setstate__", None) is None and any("__slots__" in vars(klass) for klass in cls.__mro__[:-1])
 
 
 def _slots_of(klass):
@@ -953,6 +954,12 @@ def tests_collected(names):
     """The judge's session collected its tests from these modules: whatever a project names its test files
     (pylint's ``unittest_*.py``), what they define is lent to the candidate's process, never named to it."""
     _TEST_MODULES.update(names)
+
+
+def collected_from(module):
+    """A module the judge's session collected tests from, or a conftest: one the candidate's process does not have,
+    whose classes it cannot import (a helper module of the tests, ``tests/entities.py``, it has)."""
+    return module in _TEST_MODULES or module.rpartition(".")[2] == "conftest"
 
 
 def _of_tests(module):
