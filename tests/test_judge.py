@@ -991,10 +991,10 @@ def test_an_object_of_a_test_modules_class_is_lent_and_a_namedtuple_made_there_c
     call(judge, "keep", kept)
     assert call(judge, "kept") is kept
     assert call(judge, "renamed", kept, "ann") is kept and kept.name == "ann"  # data set on it is set here
-    for attribute in ("label", "__class__"):  # never its behaviour, nor a dunder
-        with pytest.raises(LookupError):
-            call(judge, "renamed", kept, "x", attribute)
-    assert kept.label() == "kept" and type(kept) is Kept
+    for attribute in ("label", "__marker__"):  # never its behaviour, nor a dunder: those stay on the proxy there
+        assert call(judge, "renamed", kept, "x", attribute) is kept
+    assert kept.label() == "kept" and not hasattr(kept, "__marker__")
+    assert call(judge, "renamed", Kept, 404, "status") is Kept and Kept.status == 404  # a lent class takes data
     assert call(judge, "tuple_fields", collections.namedtuple("Pair", "x y", module="test_pairs")(1, 2)) == (["x", "y"], 1)
     assert not stops
 

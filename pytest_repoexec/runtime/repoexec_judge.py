@@ -1032,8 +1032,9 @@ class Channel:
                 self.in_reference = 4
                 return ("judge code", self._lend(obj, None)[1], marshal.dumps(_placeless(obj.__code__)), obj.__name__)
             return self._lend(obj, _described_function(obj))
-        if collected_from(type(obj).__module__) and not isinstance(obj, BaseException) and _unpicklable(obj):
-            return self._lend(obj, None)  # an instance of a test module's class: that process cannot import it
+        if collected_from((obj if isinstance(obj, type) else type(obj)).__module__) \
+                and not isinstance(obj, BaseException) and _unpicklable(obj):
+            return self._lend(obj, None)  # a test module's class, or its instance: that process cannot import it
         if repoexec_futures.pending(obj):  # a future there, settled by awaiting this one here
             return ("judge future", self._lend(obj, None)[1])
         if type(obj) is socket.socket and obj.fileno() >= 0 and len(self.descriptors) < DESCRIPTORS_MOST:
@@ -1329,9 +1330,10 @@ def _use(target, op, args, kwargs):
             and not isinstance(target, (*FUNCTION_TYPES, functools.partial, types.ModuleType)):
         return getattr(target, args[0])  # a lent object's own data and methods; a function shows none
     if op == "setattr" and len(args) == 2 and isinstance(args[0], str) and not args[0].startswith("__") \
-            and not isinstance(target, (type, *FUNCTION_TYPES, functools.partial, types.ModuleType)) \
-            and not _behaviour(type(target), args[0]) and not _handle(args[1]):
-        return setattr(target, args[0], args[1])  # data on a test's object (litestar's update_instance(User(...)))
+            and not isinstance(target, (*FUNCTION_TYPES, functools.partial, types.ModuleType)) \
+            and not _behaviour(target if isinstance(target, type) else type(target), args[0]) \
+            and not _handle(args[1]):  # data on a test's object (litestar's update_instance(User(...))), or on a
+        return setattr(target, args[0], args[1])  # class its module is still making (sanic's add_status_code)
     if op in _OPS and (op == "call" or not isinstance(target, FUNCTION_TYPES)
                        or op in ("iter", "next") and isinstance(target, _ITERATED)
                        or op == "await" and isinstance(target, types.CoroutineType)):

@@ -62,7 +62,10 @@ class Lent:
         object.__setattr__(self, "_hid", hid)
 
     def __setattr__(self, name, value):
-        self._ask("setattr", name, value)
+        try:
+            self._ask("setattr", name, value)
+        except LookupError:  # what the judge does not take (a dunder, a method's name) stays on this proxy
+            object.__setattr__(self, name, value)
 
     def _ask(self, op, *args, **kwargs):
         return self._server.callback(self._hid, op, args, kwargs)
