@@ -25,7 +25,7 @@ import types
 
 import repoexec_futures
 from repoexec_wire import (DESCRIPTORS_MOST, FUNCTION_TYPES, HANDLE_MARK, WireError, _behaviour, _handle, _named,
-                           _of_tests, collected_from, converted, dumps, identities, is_sentinel, loads_checked,
+                           _of_tests, converted, dumps, identities, is_sentinel, loads_checked,
                            module_of_project, receive, resolve_global, send, shaped_function, shaped_maker, socket_from,
                            trusted_module)
 
@@ -1032,9 +1032,11 @@ class Channel:
                 self.in_reference = 4
                 return ("judge code", self._lend(obj, None)[1], marshal.dumps(_placeless(obj.__code__)), obj.__name__)
             return self._lend(obj, _described_function(obj))
-        if collected_from((obj if isinstance(obj, type) else type(obj)).__module__) \
+        if _of_tests((obj if isinstance(obj, type) else type(obj)).__module__) \
                 and not isinstance(obj, BaseException) and _unpicklable(obj):
-            return self._lend(obj, None)  # a test module's class, or its instance: that process cannot import it
+            # a class of the tests', or its instance: never sent by value, for the judge takes none back (the
+            # candidate's process may not even import it); a namedtuple made there still crosses as what it shows
+            return self._lend(obj, None)
         if repoexec_futures.pending(obj):  # a future there, settled by awaiting this one here
             return ("judge future", self._lend(obj, None)[1])
         if type(obj) is socket.socket and obj.fileno() >= 0 and len(self.descriptors) < DESCRIPTORS_MOST:

@@ -956,12 +956,6 @@ def tests_collected(names):
     _TEST_MODULES.update(names)
 
 
-def collected_from(module):
-    """A module the judge's session collected tests from, or a conftest: one the candidate's process does not have,
-    whose classes it cannot import (a helper module of the tests, ``tests/entities.py``, it has)."""
-    return module in _TEST_MODULES or module.rpartition(".")[2] == "conftest"
-
-
 def _of_tests(module):
     """A test module or conftest, by its name as pytest imports it: never a source of values to compare with."""
     return module in _TEST_MODULES or any(
