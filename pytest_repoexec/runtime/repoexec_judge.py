@@ -411,7 +411,8 @@ class Handle:
 # would have.
 _FORWARDED = frozenset({
     "__len__", "__iter__", "__next__", "__reversed__", "__contains__", "__getitem__", "__setitem__", "__delitem__",
-    "__call__", "__enter__", "__exit__", "__aenter__", "__aexit__", "__aiter__", "__anext__", "__bool__", "__int__", "__float__", "__index__", "__complex__",
+    "__call__", "__enter__", "__exit__", "__aenter__", "__aexit__", "__aiter__", "__anext__", "__bool__", "__int__",
+    "__float__", "__index__", "__complex__",
     "__format__", "__hash__", "__neg__", "__pos__", "__abs__", "__invert__", "__round__",
     "__add__", "__sub__", "__mul__", "__truediv__", "__floordiv__", "__mod__", "__pow__", "__matmul__",
     "__and__", "__or__", "__xor__", "__lshift__", "__rshift__", "__divmod__",
@@ -514,11 +515,14 @@ def _made_as_base(cls):
 
 def _forwarding(name):
     def special(self, *args):
-        if name in ("__exit__", "__aexit__"):  # the exception's traceback holds the judge's frames: it stays here
-            args = (*args[:2], None)
         return self._repoexec_ask("special", name, *args)
-    special.__name__ = name
-    return special
+
+    def exiting(self, kind, value, traceback):  # the traceback holds the judge's frames: it stays here
+        return self._repoexec_ask("special", name, kind, value, None)
+
+    made = exiting if name in ("__exit__", "__aexit__") else special
+    made.__name__ = name
+    return made
 
 
 def _calling(name):
@@ -762,7 +766,7 @@ class Channel:
         the last call: (now in nanoseconds, whether it ticks), or None where the test's travel ended; False where it
         did not change (a frozen clock is told once, a ticking one at each call). The candidate's process travels
         to it, so that its ``datetime.now()`` is the judge's, as it was beside the test."""
-        machine = sys.modules.get("time_machine")  # its travels' stack: traveller_stack from 3.0, coordinates_stack before
+        machine = sys.modules.get("time_machine")  # its travels: traveller_stack from 3.0, coordinates_stack before
         stack = getattr(machine, "traveller_stack", None) or getattr(machine, "coordinates_stack", None)
         clock = (stack[-1].time_ns(), bool(getattr(stack[-1], "_tick", True))) if stack else None
         if clock == self.clock:

@@ -860,7 +860,8 @@ def _guarded_slots(cls):
     (which BUILD's look for ``__setstate__`` on the instance runs on slots not yet set: litestar's
     ``ImmutableState`` recurses), slots, and no ``__setstate__`` of its own."""
     return (cls.__setattr__ is not object.__setattr__ or hasattr(cls, "__getattr__")) \
-        and getattr(cls, "__setstate__", None) is None and any("__slots__" in vars(klass) for klass in cls.__mro__[:-1])
+        and getattr(cls, "__setstate__", None) is None \
+        and any("__slots__" in vars(klass) for klass in cls.__mro__[:-1])
 
 
 def _slots_of(klass):
