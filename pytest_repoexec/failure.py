@@ -41,6 +41,7 @@ def describe_failure(failure: SampleFailed, config: pytest.Config) -> str:
             lines.append(f"  {test.outcome.upper()} {test.name}: {test.error_type or ''} {message[0] if message else ''}")
         if result.error_type == ErrorType.TEST_COUNT_MISMATCH:
             lines.append(f"  {len(run.tests)} tests ran; the problem declares {failure.problem.test_count}")
+            lines += [f"  pytest: {line}" for line in run.output.splitlines() if line.startswith("ERROR: ")][:3]
     elif result.store == "read":  # its verdict came from the result store: what the first failure said then
         lines.append(f"  FAILED {result.failed_test or '(the session)'}: {result.error_type} (from the result store"
                      + (f", the same module as sample {result.copied_from}" if result.copied_from is not None else "")

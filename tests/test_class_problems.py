@@ -331,8 +331,13 @@ class Sack(Bag):
 '''
 BAG_TESTS = '''\
 import copy
+from typing import Generic, TypeVar
+
+import pytest
 
 from store.bag import Bag, Sack
+
+T = TypeVar("T")
 
 
 def test_methods_and_special_methods():
@@ -355,6 +360,15 @@ def test_a_generic_alias_a_subclass_and_a_copy():
     assert copied == sack and copied is not sack
     sack.items = [9]
     assert sack.items == [9] and copied.items == [1]
+
+
+class Box(Generic[T]):
+    pass
+
+
+@pytest.mark.parametrize("alias", [Bag[int]])
+def test_a_parameter_of_the_class_subscripted(alias):  # typing's alias, as any generic class's
+    assert type(alias) is type(Box[int]) and alias.__origin__ is Bag and alias(5).items == [5]
 '''
 
 
@@ -375,16 +389,19 @@ def class_project(at, package_name, module_name, source, tests):
 def test_a_class_under_test_is_used_through_its_instances_apart(run_repoexec, pytester, executor):
     """A class problem judged apart: methods, the reference's special methods (a comparison with a value is the
     class's own answer: False here), class and static methods, class attributes, a generic alias, a subclass
-    the project derives (made as the candidate's process has it), a copy, an attribute set; and a candidate
-    whose instance equals anything passes none of the comparisons with values its reference would not make."""
+    the project derives (made as the candidate's process has it), a copy, an attribute set, a parameter
+    subscripted from the class (typing's alias, as beside the reference: pytest names the two kinds of alias
+    apart in litestar's suite, whose node was not found before); and a candidate whose instance equals anything
+    passes none of the comparisons with values its reference would not make."""
     project = class_project(pytester.path, "store", "bag", BAG, BAG_TESTS)
     suite = [f"tests/test_bag.py::{name}" for name in ("test_methods_and_special_methods",
                                                        "test_class_attributes_and_methods",
-                                                       "test_a_generic_alias_a_subclass_and_a_copy")]
+                                                       "test_a_generic_alias_a_subclass_and_a_copy",
+                                                       "test_a_parameter_of_the_class_subscripted[Bag]")]
     reference = "class Bag(Generic[T]):" + BAG.split("class Bag(Generic[T]):", 1)[1].split("\n\nclass Sack")[0] + "\n"
     (project / "bag").mkdir()
     (project / "bag" / "problem.toml").write_text(
-        f'module = "store.bag"\nentry_point = "Bag"\ntest_count = 3\n' + f"suite = {suite!r}\n".replace("'", '"')
+        f'module = "store.bag"\nentry_point = "Bag"\ntest_count = 4\n' + f"suite = {suite!r}\n".replace("'", '"')
         + f"reference = '''\n{reference}'''\n\n[prompt]\ndescription_detailed = '''Items.'''\n"
         + "description_sketchy = '''Items.'''\n\n[prompt.context]\nfull = '''\n'''\n")
     equal = reference.replace("        return isinstance(other, Bag) and sorted(self.items) == sorted(other.items)",
@@ -394,7 +411,7 @@ def test_a_class_under_test_is_used_through_its_instances_apart(run_repoexec, py
                                   f"--repoexec-executor={executor}", "--repoexec-fresh")
     assert report is not None, result.stdout.str()[-3000:]
     right, equal_sample = report["samples"]
-    assert (right["passed"], right["tests_passed"], right["judge"]) == (True, 3, "apart"), right["error_log"]
+    assert (right["passed"], right["tests_passed"], right["judge"]) == (True, 4, "apart"), right["error_log"]
     # its __eq__ is asked, as the reference's is: `bag != Bag(1)` fails (and `bag != [1, 2, 3]` would pass)
     assert (equal_sample["passed"], equal_sample["judge"]) == (False, "apart")
 

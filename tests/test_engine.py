@@ -221,3 +221,15 @@ def test_a_candidates_test_times_out_relative_to_the_reference(mini, run_repoexe
     assert (loop["error_type"], loop["failed_test"], loop["tests_passed"]) == ("Timeout", "test_middle", 3)
     assert f"Timeout (>{limit}s)" in loop["error_log"]
     assert slow["passed"]  # slower than the reference, within its limit
+
+
+def test_a_suite_naming_what_is_not_there_says_what_pytest_did_not_find(mini, run_repoexec):
+    """pytest's usage error (a node of the suite not found) is told in the failure, from the judge's session too,
+    which otherwise ends as soon as its verdict is written, before pytest prints the error."""
+    manifest = mini / "swap" / "problem.toml"
+    manifest.write_text(manifest.read_text().replace(
+        "test_count = 2\n", 'test_count = 2\nsuite = ["tests/test_gone.py::test_swap", "tests/test_gone.py::test_swap_strings"]\n'))
+    result, report = run_repoexec(str(mini / "swap"), "-v")
+    swap = report["samples"][0]
+    assert (swap["passed"], swap["error_type"]) == (False, "TestCountMismatch")
+    result.stdout.fnmatch_lines(["*pytest: ERROR: file or directory not found: *tests/test_gone.py::test_swap"])

@@ -530,6 +530,8 @@ class _Recorder:
         ))
         if not self.judge:  # beside the candidate, the process's end is still the candidate's to pass: a thread
             return  # it left running, or an exit function that hangs, fails the sample as it would any program
+        if exitstatus not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED, pytest.ExitCode.NO_TESTS_COLLECTED):
+            return  # a usage or internal error: pytest tells it after this hook, and the engine reads that output
         # A judge's verdict is written. What pytest does after it (its summary of every failure, each scanning
         # every report; its plugins' clean-up; the interpreter's end) reaches no one: the engine reads the output
         # only of a session that did not finish. So the judge ends here, with the status the record names.

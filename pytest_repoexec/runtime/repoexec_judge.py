@@ -22,6 +22,7 @@ import socket
 import sys
 import time
 import types
+import typing
 
 import repoexec_futures
 from repoexec_wire import (DESCRIPTORS_MOST, FUNCTION_TYPES, HANDLE_MARK, WireError, _behaviour, _handle, _named,
@@ -175,7 +176,8 @@ def klass(module, name, specials=(), bases=(), fields=None, coroutines=()):
         hashing = None
     cls = RemoteClass(name, (RemoteInstance,), {"__module__": module, "__qualname__": name, "__slots__": (),
                                                 "_repoexec_target": (module, name),
-                                                "_repoexec_coroutines": frozenset(coroutines)})
+                                                "_repoexec_coroutines": frozenset(coroutines),
+                                                "_repoexec_generic": any(map(_typing_generic, bases))})
     for special in forwarded:
         type.__setattr__(cls, special, _forwarding(special))
     if hashing is None:
@@ -195,6 +197,13 @@ def klass(module, name, specials=(), bases=(), fields=None, coroutines=()):
 
 
 _CLASSES = {}  # (module, qualname) -> the remote class made for it
+
+
+def _typing_generic(base):
+    """Whether a base as the reference names it (``Generic[T]``, a generic class of the project's) is typing's
+    Generic: then ``Cls[X]`` is typing's alias, which pytest names by its position, not as a class."""
+    origin = getattr(base, "__origin__", base)
+    return origin is typing.Generic or isinstance(origin, type) and issubclass(origin, typing.Generic)
 
 
 def _as_dataclass(cls, name, fields, bases):
@@ -460,6 +469,7 @@ class RemoteInstance:
 
     __slots__ = ("_repoexec_hid", "__weakref__")
     _repoexec_target = None  # (module, qualname) of the class under test, on its remote class
+    _repoexec_generic = False  # whether the reference derives from typing's Generic (``klass``)
 
     def __new__(cls, *args, **kwargs):
         # a class the project derives from it is made as the candidate's process has it (the project's same class
@@ -469,6 +479,8 @@ class RemoteInstance:
         return _channel().make(cls, ("class", *target, "derived" if derived else "new"), args, kwargs)
 
     def __class_getitem__(cls, item):  # a generic class under test, subscripted (MultiDict[str]) as the reference
+        if cls._repoexec_generic:  # the reference derives from typing's Generic: its alias is typing's, no class
+            return typing._GenericAlias(cls, item if isinstance(item, tuple) else (item,))
         return types.GenericAlias(cls, item)
 
     def __init__(self, *args, **kwargs):
@@ -483,6 +495,8 @@ class RemoteInstance:
         return self._repoexec_ask("getattr", name)
 
     def __setattr__(self, name, value):
+        if name == "__orig_class__":  # typing's alias marks what it made; the instance is the candidate's process's
+            raise AttributeError(name)  # to keep as it keeps it, and typing takes this as a class with slots
         self._repoexec_ask("setattr", name, value)
 
     def __delattr__(self, name):
