@@ -1782,6 +1782,57 @@ def test_a_partial_binds_only_a_method_of_what_crossed_with_it_or_a_value_type()
         judge_loads(repoexec_wire.dumps(Swapped(), as_values=True))
 
 
+def test_a_signature_crosses_as_data_made_by_inspects_own_constructors():
+    """What ``inspect.signature`` shows (litestar's route handlers answer theirs) crosses: its parts made from
+    data by inspect's own constructors, which check what they are given; nothing else of ``inspect`` does."""
+    import inspect
+    import os
+
+    def handler(a: int, /, b=1, *args, c: str = "x", **kwargs) -> bool:
+        return True
+
+    signature = inspect.signature(handler)
+    crossed = judge_loads(repoexec_wire.dumps(signature, as_values=True))
+    assert crossed == signature and crossed is not signature
+    assert crossed.parameters["c"].kind is inspect.Parameter.KEYWORD_ONLY
+
+    class Unnamed:  # a parameter inspect's constructor refuses
+        def __reduce__(self):
+            return inspect.Parameter, ("not a name", inspect.Parameter.POSITIONAL_ONLY)
+
+    class Defaulted:  # a default that names a function of a denied module
+        def __reduce__(self):
+            return inspect.Parameter, ("a", inspect.Parameter.KEYWORD_ONLY), {"_default": os.system,
+                                                                               "_annotation": int}
+
+    with pytest.raises(WireError, match="not a valid parameter name"):
+        judge_loads(repoexec_wire.dumps(Unnamed(), as_values=True))
+    with pytest.raises(WireError, match="posix.system may not cross"):
+        judge_loads(repoexec_wire.dumps(Defaulted(), as_values=True))
+    with pytest.raises(WireError, match="inspect.getsource may not cross"):
+        judge_loads(pickle.dumps(inspect.getsource, protocol=4))
+
+
+def test_a_project_object_whose_new_takes_arguments_is_made_for_its_state(tmp_path):
+    """litestar's ``URL`` has slots and a ``__new__(cls, url)`` that parses: pickled by protocol 2, it comes as
+    its class and a state. The judge makes it as a class without a ``__new__`` is made (object's), then sets the
+    state as data; a class whose memory a C ``__new__`` lays out (a ``str``'s) is still made by that one."""
+    (tmp_path / "url_rx.py").write_text(
+        "class URL:\n    __slots__ = ('raw', 'parts')\n"
+        "    def __new__(cls, url):\n        made = super().__new__(cls)\n"
+        "        made.raw, made.parts = url, tuple(url.split('/'))\n        return made\n"
+        "class Name(str):\n    def __new__(cls, value):\n        return super().__new__(cls, value.lower())\n")
+    sys.path.insert(0, str(tmp_path))
+    try:
+        import url_rx
+
+        url, name = judge_loads(pickle.dumps([url_rx.URL("a/b"), url_rx.Name("X")], protocol=4), roots=[str(tmp_path)])
+    finally:
+        sys.path.remove(str(tmp_path))
+    assert (type(url), url.raw, url.parts) == (url_rx.URL, "a/b", ("a", "b"))
+    assert (type(name), name) == (url_rx.Name, "x")
+
+
 def test_no_method_of_a_shaped_library_object_is_bound():
     """A scheduler whose queue holds a call of the candidate's choosing, bound to its ``run``: a test calling what
     it got would make it. The judge binds no such method; a value's does, and a library function by its name
@@ -1883,9 +1934,9 @@ def test_the_judge_refuses_mocks_matchers_and_denied_modules_names(stream):
 def test_a_class_of_a_denied_module_crosses_as_a_reference_never_made():
     import inspect
 
-    assert judge_loads(pickle.dumps(inspect.Signature, protocol=4)) is inspect.Signature
+    assert judge_loads(pickle.dumps(inspect.BlockFinder, protocol=4)) is inspect.BlockFinder
     with pytest.raises(WireError, match="reference only"):
-        judge_loads(pickle.dumps(inspect.Signature(), protocol=4))
+        judge_loads(pickle.dumps(inspect.BlockFinder(), protocol=4))
 
 
 def test_the_judge_opens_no_file_for_a_candidate(tmp_path):

@@ -96,7 +96,8 @@ REBUILDERS = {
 # made by the judge with that constructor, the library's own code on data
 CONSTRUCTED = frozenset({("pandas.core.internals.managers", "BlockManager"),
                          ("pandas.core.internals.managers", "SingleBlockManager"),
-                         ("pandas", "StringDtype")})  # pandas 3's strings
+                         ("pandas", "StringDtype"),  # pandas 3's strings
+                         ("inspect", "Parameter"), ("inspect", "Signature")})  # checked by their constructors
 # ... and kinds whose every class does so with scalars (pandas' date offsets: ``Hour(6)`` pickles as
 # ``Hour, (6, False)``; made with ``__new__`` alone it was ``Hour(0)``), by their base class
 CONSTRUCTED_KINDS = frozenset({("pandas._libs.tslibs.offsets", "BaseOffset")})
@@ -119,9 +120,11 @@ DENIED = frozenset({
 })
 # denied packages whose classes cross all the same, as references only (a hint names inspect.Signature)
 REFERENCES_ONLY = frozenset({"inspect", "functools", "operator", "itertools", "types", "copy", "traceback"})
-# structseqs of a denied module that are values all the same (os.stat() and the like)
-ALLOWED_DENIED = {("functools", "partial"), ("os", "stat_result"), ("os", "statvfs_result"), ("os", "terminal_size"), ("os", "times_result"),
-                  ("os", "uname_result"), ("types", "SimpleNamespace")}
+# classes of a denied module that are values all the same: structseqs (os.stat() and the like), and a signature's
+# parts (what ``inspect.signature`` shows: made by their own constructors, which check them, from data)
+ALLOWED_DENIED = {("functools", "partial"), ("inspect", "Parameter"), ("inspect", "Signature"),
+                  ("inspect", "_ParameterKind"), ("os", "stat_result"), ("os", "statvfs_result"),
+                  ("os", "terminal_size"), ("os", "times_result"), ("os", "uname_result"), ("types", "SimpleNamespace")}
 # functions of a denied module that the judge takes by name all the same: they take no argument and change
 # nothing, so a test that calls what the candidate named gets the judge's own reading (``sys.getrecursionlimit``)
 DENIED_READERS = frozenset({("sys", "getrecursionlimit"), ("sys", "getdefaultencoding"),
@@ -588,7 +591,11 @@ class JudgeUnpickler(pickle._Unpickler):
     def load_newobj(self):
         self._may_make(self.stack[-2])
         _no_handle_in(self.stack[-1], self.known, self.clean, f"the arguments of {getattr(self.stack[-2], '__qualname__', '?')}")
-        super().load_newobj()
+        cls, args = self.stack[-2:]
+        if not args and _allocated_by_object(cls):  # its __new__, the project's, would want what its state holds
+            self.stack[-2:] = [object.__new__(cls)]    # (litestar's ``URL(url)``): made as a class without one is
+        else:
+            super().load_newobj()
         self._made(self.stack[-1])
 
     def load_newobj_ex(self):
@@ -891,6 +898,16 @@ def _named_singleton(obj):
     except Exception:
         return None
     return reduced if isinstance(reduced, str) else None
+
+
+def _allocated_by_object(cls):
+    """Whether a class's ``__new__`` is Python code (its own or a base's) over ``object``'s: an instance made for
+    a state set next needs none of it."""
+    if not isinstance(cls, type) or not isinstance(cls.__new__, types.FunctionType):
+        return False
+    allocator = next(klass for klass in cls.__mro__ if "__new__" in vars(klass)
+                     and not isinstance(vars(klass)["__new__"], (staticmethod, types.FunctionType)))
+    return allocator is object
 
 
 def _made_in_c(cls):
