@@ -550,6 +550,24 @@ def register(kind):
                     function.__module__ == "shop.money" and self.by_code.__setitem__(id(function), function) is None)
         return Register(3, then=lambda value: -value)
 
+_KEPT = []
+
+
+def keep(config):  # as a backend made with a config keeps it (litestar's ServerSideSessionBackend)
+    _KEPT[:] = [config]
+
+
+def kept():
+    return _KEPT[0]
+
+
+def lifetime():
+    return _KEPT[0].amount
+
+
+def extend_kept(days):
+    _KEPT[0].amount += days
+
 def honest_values():
     import collections, datetime
     class Slug(str):
@@ -715,6 +733,24 @@ def channel(tmp_path: Path):
 
 def call(judge, name, *args, **kwargs):
     return judge.call(("function", "shop.candidate", name), args, kwargs)
+
+
+def test_an_object_the_candidates_process_keeps_is_kept_alike_on_both_sides(channel):
+    """A backend made with a config keeps a copy; once its answer names that copy (``backend.config``, the
+    judge's own), a test's change of the judge's object reaches the copy before the next call, and a call's change
+    of the copy reaches the judge's object with its answer (litestar's ``backend.config.max_age = 1``)."""
+    from shop.money import Price
+
+    judge, _ = channel
+    config = Price(10)
+    call(judge, "keep", config)
+    assert call(judge, "kept") is config
+    config.amount = 1
+    assert call(judge, "lifetime") == 1
+    call(judge, "extend_kept", 5)
+    assert config.amount == 6 and call(judge, "lifetime") == 6
+    config.amount = 2
+    assert call(judge, "kept") is config and config.amount == 2 and call(judge, "lifetime") == 2
 
 
 def test_an_iterated_generator_comes_in_batches_in_order_and_ends_where_it_ended(channel):

@@ -26,7 +26,7 @@ import typing
 
 import repoexec_futures
 from repoexec_wire import (DESCRIPTORS_MOST, FUNCTION_TYPES, HANDLE_MARK, WireError, _behaviour, _handle, _named,
-                           _of_tests, converted, dumps, identities, is_sentinel, loads_checked,
+                           _of_tests, apply_state, converted, dumps, identities, is_sentinel, loads_checked,
                            module_of_project, receive, resolve_global, send, shaped_function, shaped_maker, socket_from,
                            trusted_module)
 
@@ -643,6 +643,8 @@ class Channel:
         self.shapes = {}  # number -> a function handle's shape, as the candidate's process told it (``_shaped``)
         self.patches = {}  # (id(target), name) -> what the candidate's process was last told it holds (``_patches``)
         self.clock = None  # the travelled clock the candidate's process was last told (``_clock``): None, the real one
+        self.mirrored = {}  # (call, key) -> its state as both processes last agreed on it (``_mirrors``): False
+        # until taken after the answer that named it, None where pickle cannot write it
         self._context()  # the environment as both processes start with it: only later changes cross
 
     def call(self, target, args, kwargs):
@@ -728,7 +730,7 @@ class Channel:
         released = tuple(self.released)
         try:
             payload = self._dumps(("call", number, target, tuple(args), dict(kwargs), self.limit,
-                                   (*self._context(), self._patches(), self._clock()),
+                                   (*self._context(), self._patches(), self._clock(), self._mirrors()),
                                    released))
         except (pickle.PicklingError, TypeError, AttributeError, RuntimeError) as exc:
             raise CandidateError(f"the test's arguments cannot be sent to the candidate's process: {exc}") from None
@@ -948,13 +950,30 @@ class Channel:
                 _apply(self.made[index[1]][index[2]], state)
             elif isinstance(index, tuple) and len(index) == 3 and index[0] == "sent" and index[1:] in self.sent:
                 _apply(self.sent[index[1:]], state)
+                self.mirrored[index[1:]] = False  # its state, as agreed now, is taken below
                 value = self.sent[index[1:]] if value is state else value
             elif isinstance(index, tuple) and len(index) == 2 and index[0] == "obj" and isinstance(index[1], int):
                 known = self.objects.setdefault(index[1], state)  # first seen: this one; later: its new state
                 if known is not state:
                     _apply(known, state)
                     value = known if value is state else value
+        for key, agreed in self.mirrored.items():
+            if agreed is False:
+                self.mirrored[key] = _snapshot(self.sent[key])
         return True, value
+
+    def _mirrors(self):
+        """The judge's objects the candidate's process keeps a copy of, which a test changed since the two last
+        agreed on them (``backend.config.max_age = 1`` on the config a backend was made with): their states, by the
+        keys of the call that sent them, applied to those copies before the call. Which ones it keeps, its
+        answers told: each such object it answered came back as the judge's own (``_persistent_load``)."""
+        changed = {}
+        for key, agreed in self.mirrored.items():
+            now = _snapshot(self.sent[key]) if agreed is not None else None
+            if now is not None and now != agreed:
+                self.mirrored[key] = now
+                changed[key] = self.sent[key]
+        return changed
 
     def _folders(self, made):
         """Make here the empty folders a call made there (path, mode), where a test finds what a call made
@@ -1079,6 +1098,7 @@ class Channel:
         if pid[0] == "arg" and len(pid) == 2 and isinstance(pid[1], int) and 0 <= pid[1] < len(arguments):
             return arguments[pid[1]]
         if pid[0] == "sent" and len(pid) == 3 and pid[1:] in self.sent:
+            self.mirrored.setdefault(pid[1:], False)  # kept there: the two copies are kept alike from now on
             return self.sent[pid[1:]]  # the judge's own object, which a call gave the candidate
         if pid[0] == "judge" and len(pid) == 2 and pid[1] in self.lent:
             return self.lent[pid[1]]
@@ -1415,26 +1435,16 @@ def _rebuilt(described, text):
     return CandidateError(text or "the candidate raised what cannot cross to the judge")
 
 
+def _snapshot(obj):
+    """An object's state as bytes, to tell whether it changed; None where pickle cannot write it."""
+    try:
+        return pickle.dumps(obj, protocol=4)
+    except Exception:
+        return None
+
+
 def _apply(target, state):
     """The state an argument has after the call, applied in place: the test holds the same object."""
-    if type(target) is not type(state) or isinstance(target, RemoteInstance):
-        return
-    if isinstance(target, (list, bytearray)):
-        target[:] = state
-    elif isinstance(target, dict):
-        target.clear()
-        target.update(state)
-    elif isinstance(target, set):
-        target.clear()
-        target.update(state)
-    elif hasattr(target, "__dict__") or hasattr(type(target), "__slots__"):
-        for name in [*getattr(type(target), "__slots__", ())]:
-            if hasattr(state, name):
-                object.__setattr__(target, name, getattr(state, name))
-        if hasattr(target, "__dict__"):
-            vars(target).clear()
-            vars(target).update(vars(state))
-    elif hasattr(target, "clear") and hasattr(target, "extend"):  # a deque
-        target.clear()
-        target.extend(state)
+    if not isinstance(target, RemoteInstance):
+        apply_state(target, state)
 

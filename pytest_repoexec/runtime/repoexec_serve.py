@@ -29,8 +29,8 @@ import types
 
 from repoexec_futures import awaiting, is_deferred, own_loop, pending
 from repoexec_guard import apply_limits, deny_system_calls, limit_kind
-from repoexec_wire import (FUNCTION_TYPES, VALUE_TYPES, WIRE_CALLS, _named, _named_singleton, _reached, bindable,
-                           by_code, cell_filled, converted, dumps, identities, is_sentinel, is_value_type,
+from repoexec_wire import (FUNCTION_TYPES, VALUE_TYPES, WIRE_CALLS, _named, _named_singleton, _reached, apply_state,
+                           bindable, by_code, cell_filled, converted, dumps, identities, is_sentinel, is_value_type,
                            library_module, module_of_project, receive, send, sentinels, shaped_function, socket_from,
                            ssl_socket)
 
@@ -173,6 +173,7 @@ class Server:
         self.in_reference = 0
         self.objects = {}  # id -> (number, object): the objects answered by value, kept alive, numbered for the judge
         self.received = {}  # id -> (call, key, object): the judge's arguments (``identities``), for answers to name
+        self.mirrors = {}  # (call, key) -> [such an argument answered, its state as the judge last agreed on it]
         self.awaits = {}  # id -> (awaitable, call, {index: (argument, its state)}): what awaiting it may change
         self.modules = set(sys.modules)  # the modules imported so far: the judge is told of those a call adds
         self.sentinels = sentinels(module)  # id -> name of the focal module's marker objects: sent by their names
@@ -265,6 +266,7 @@ class Server:
             return ("arg", index)
         received = self.received.get(id(obj))
         if received is not None and received[2] is obj:  # an earlier call's argument: the judge's own object
+            self.mirrors.setdefault(received[:2], [obj, False])  # kept here: the copies are kept alike from now on
             self.in_reference = 3 + len(received[1])
             return ("sent", received[0], received[1])
         if obj is sys.path:  # by name: the judge's own (``load_object("sys.path") is sys.path``)
@@ -549,7 +551,11 @@ class Server:
     def _call(self, number, target, args, kwargs, limit=0.0, context=None, released=()):
         for hid in released:
             self._let_go(hid)
-        _apply_context(context)
+        for key, state in _apply_context(context).items():  # the judge's objects as a test changed them there
+            mirror = self.mirrors.get(key)
+            if mirror is not None:
+                apply_state(mirror[0], state)
+                mirror[1] = _snapshot(mirror[0])
         taken = target[1] if target[0] == "handle" and target[2] in ("next", "take") else None
         self.streak = (taken, self.streak[1] + 1 if taken is not None and taken == self.streak[0] else 1)
         arguments = [*args, *kwargs.values()]
@@ -591,12 +597,20 @@ class Server:
         elif id(value) not in self.arguments and _kept(value):  # the same object answered again is the same there
             number_of = self.objects.setdefault(id(value), (len(self.objects) + 1, value))[0]
             changed[("obj", number_of)] = value
+        for key, mirror in self.mirrors.items():  # what the call changed of the judge's objects kept here
+            now = _snapshot(mirror[0]) if mirror[1] else None
+            if now is not None and now != mirror[1]:
+                mirror[1] = now
+                changed[("sent", *key)] = mirror[0]
         self.by_value = {id(value) for value in changed.values()}
         self._left()
         try:  # the new states first: the answer, if it is one of them, is then the argument itself
             self._send(("return", number, changed, value))
         finally:
             self.arguments, self.by_value = saved, set()
+        for mirror in self.mirrors.values():
+            if mirror[1] is False:  # named by this answer: its state as the judge takes it
+                mirror[1] = _snapshot(mirror[0])
 
     def _let_go(self, hid):
         """The judge holds no handle to this object any more: it is ours to drop, as the test dropped it."""
@@ -709,9 +723,11 @@ def _kept(value):
 
 def _apply_context(context):
     """The judge's environment variables as the test changed them, its working directory where it moved, what
-    the tests patched on modules and classes (``_patch``), and its clock where a test moved it (``_travel``)."""
-    changes, cwd, patches, clock = context if isinstance(context, tuple) and len(context) == 4 else (
-        {}, None, (), False)
+    the tests patched on modules and classes (``_patch``), and its clock where a test moved it (``_travel``);
+    what it returns, the states of the judge's objects kept here that a test changed (``Server.mirrors``), is the
+    server's to apply."""
+    changes, cwd, patches, clock, mirrors = context if isinstance(context, tuple) and len(context) == 5 else (
+        {}, None, (), False, {})
     if clock is not False:
         _travel(clock)
     for patch in patches or ():
@@ -729,6 +745,7 @@ def _apply_context(context):
             os.chdir(cwd)
         except OSError:  # a folder of the judge's that the candidate's sandbox does not show
             pass
+    return mirrors if isinstance(mirrors, dict) else {}
 
 
 def _travel(clock):

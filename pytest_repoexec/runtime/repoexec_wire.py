@@ -209,6 +209,31 @@ def identities(arguments):
             yield (index,), value
 
 
+def apply_state(target, state):
+    """``state`` (an object of the same type, as it crossed) applied in place to ``target``, which the other side
+    holds: a container's items, an instance's attributes and slots."""
+    if type(target) is not type(state):
+        return
+    if isinstance(target, (list, bytearray)):
+        target[:] = state
+    elif isinstance(target, dict):
+        target.clear()
+        target.update(state)
+    elif isinstance(target, set):
+        target.clear()
+        target.update(state)
+    elif hasattr(target, "__dict__") or hasattr(type(target), "__slots__"):
+        for name in [*getattr(type(target), "__slots__", ())]:
+            if hasattr(state, name):
+                object.__setattr__(target, name, getattr(state, name))
+        if hasattr(target, "__dict__"):
+            vars(target).clear()
+            vars(target).update(vars(state))
+    elif hasattr(target, "clear") and hasattr(target, "extend"):  # a deque
+        target.clear()
+        target.extend(state)
+
+
 def is_value_type(cls):
     return cls in VALUE_TYPES or cls in EXCEPTIONS
 
