@@ -13,7 +13,6 @@ import socket
 import subprocess
 import sys
 import textwrap
-import threading
 import time
 from pathlib import Path
 
@@ -569,10 +568,6 @@ def lifetime():
 def extend_kept(days):
     _KEPT[0].amount += days
 
-
-def remember(app, key, value):  # as a session backend stores through the app's registry (litestar's app.stores)
-    app.stores.get("sessions").put(key, value)
-
 def honest_values():
     import collections, datetime
     class Slug(str):
@@ -615,22 +610,6 @@ class Price:
 
 class Till:
     pass
-
-
-class Shelf:  # makes a box on first use, as litestar's store registry makes a store
-    def __init__(self):
-        self.boxes = {}
-
-    def get(self, name):
-        return self.boxes.setdefault(name, Box())
-
-
-class Box:
-    def __init__(self):
-        self.items = {}
-
-    def put(self, key, value):
-        self.items[key] = value
 
 
 class Bag(list):  # a container whose pickle gives its items to the class, whose own __init__ takes more
@@ -772,21 +751,6 @@ def test_an_object_the_candidates_process_keeps_is_kept_alike_on_both_sides(chan
     assert config.amount == 6 and call(judge, "lifetime") == 6
     config.amount = 2
     assert call(judge, "kept") is config and config.amount == 2 and call(judge, "lifetime") == 2
-
-
-def test_an_object_with_a_state_that_a_lent_object_answers_is_lent_too(channel):
-    """The app is lent (it holds a lock); its ``stores``, and the store its ``get`` makes, are the judge's own
-    objects there too, never copies: what the candidate's code stores is in the test's app afterwards."""
-    from shop.money import Box, Shelf
-
-    class App:
-        def __init__(self):
-            self.lock, self.stores = threading.Lock(), Shelf()
-
-    judge, _ = channel
-    app = App()
-    call(judge, "remember", app, "id", 7)
-    assert type(app.stores.get("sessions")) is Box and app.stores.get("sessions").items == {"id": 7}
 
 
 def test_an_iterated_generator_comes_in_batches_in_order_and_ends_where_it_ended(channel):

@@ -13,7 +13,6 @@ import codecs
 import collections
 import functools
 import dis
-import enum
 import inspect
 import marshal
 import os
@@ -27,9 +26,9 @@ import typing
 
 import repoexec_futures
 from repoexec_wire import (DESCRIPTORS_MOST, FUNCTION_TYPES, HANDLE_MARK, WireError, _behaviour, _handle, _named,
-                           _of_tests, apply_state, converted, dumps, identities, is_sentinel, is_value_type,
-                           loads_checked, module_of_project, receive, resolve_global, send, shaped_function,
-                           shaped_maker, socket_from, trusted_module)
+                           _of_tests, apply_state, converted, dumps, identities, is_sentinel, loads_checked,
+                           module_of_project, receive, resolve_global, send, shaped_function, shaped_maker, snapshot,
+                           socket_from, trusted_module)
 
 DESCRIBE_WAIT = 10.0  # seconds the candidate's process has to describe its target, its module's import included
 FOLDERS_MOST = 4096  # folders a sample's candidate may have the judge make (``Channel._folders``)
@@ -641,7 +640,6 @@ class Channel:
         self.released = set()  # hids no Handle stands for any more: the next call tells that process to let go
         self.folders = 0  # folders made here for the candidate's process (``_folders``)
         self.descriptors = []  # the sockets' descriptors the message being made lends (``_persistent_id``)
-        self.answering = None  # id of a callback's answer that is lent, not sent (``_answer``)
         self.shapes = {}  # number -> a function handle's shape, as the candidate's process told it (``_shaped``)
         self.patches = {}  # (id(target), name) -> what the candidate's process was last told it holds (``_patches``)
         self.clock = None  # the travelled clock the candidate's process was last told (``_clock``): None, the real one
@@ -961,7 +959,7 @@ class Channel:
                     value = known if value is state else value
         for key, agreed in self.mirrored.items():
             if agreed is False:
-                self.mirrored[key] = _snapshot(self.sent[key])
+                self.mirrored[key] = snapshot(self.sent[key])
         return True, value
 
     def _mirrors(self):
@@ -971,7 +969,7 @@ class Channel:
         answers told: each such object it answered came back as the judge's own (``_persistent_load``)."""
         changed = {}
         for key, agreed in self.mirrored.items():
-            now = _snapshot(self.sent[key]) if agreed is not None else None
+            now = snapshot(self.sent[key]) if agreed is not None else None
             if now is not None and now != agreed:
                 self.mirrored[key] = now
                 changed[key] = self.sent[key]
@@ -1019,16 +1017,12 @@ class Channel:
         self._send(payload)
 
     def _answer(self, number, value=None, exc=None):
-        """The judge's answer to a callback: its value (lending what does not pickle, and an object with a state of
-        its own: ``_keeps_state``), or the exception raised."""
+        """The judge's answer to a callback: its value (lending what does not pickle), or the exception raised."""
         if exc is None:
-            self.answering = id(value) if _keeps_state(value) else None
             try:
                 return self._dumps(("return", number, None, value))
             except Exception as failed:
                 exc = failed
-            finally:
-                self.answering = None
         try:
             return dumps(("raise", number, exc, None), self._persistent_id)
         except Exception:
@@ -1051,8 +1045,6 @@ class Channel:
             return None
         if type(obj) in _NEVER_REFERRED:  # most of a message: a number, a builtin container (the pickler asks of
             return None  # every object, and the checks below cost a third of a call)
-        if id(obj) == self.answering:
-            return self._lend(obj, None)
         if type(obj) is Handle:
             return ("handle", obj._hid)
         if type(obj) is types.FunctionType and type(obj.__dict__.get(HANDLE_MARK)) is Handle:
@@ -1441,26 +1433,6 @@ def _rebuilt(described, text):
         if base is not None:  # the builtin it derives from, by the judge's own class: its name is no label
             return base(text)
     return CandidateError(text or "the candidate raised what cannot cross to the judge")
-
-
-def _keeps_state(value):
-    """An object of a project's or a library's class with a state of its own, which a lent object answers (the
-    app's ``stores``, then the store its ``get`` makes): lent too, never a copy, so that what the candidate's code
-    does to it is done to the judge's object, as beside the test (a session set in a copy of the app's store was
-    lost for the next request). Values (numbers, strings, dates, paths, enums, tuples), classes, functions and
-    exceptions still cross as they do."""
-    cls = type(value)
-    return (hasattr(value, "__dict__") or bool(getattr(cls, "__slots__", None))) and cls.__module__ != "builtins" \
-        and not isinstance(value, (type, types.ModuleType, BaseException, tuple, enum.Enum, RemoteInstance, Handle,
-                                   *FUNCTION_TYPES)) and not is_value_type(cls)
-
-
-def _snapshot(obj):
-    """An object's state as bytes, to tell whether it changed; None where pickle cannot write it."""
-    try:
-        return pickle.dumps(obj, protocol=4)
-    except Exception:
-        return None
 
 
 def _apply(target, state):

@@ -31,8 +31,8 @@ from repoexec_futures import awaiting, is_deferred, own_loop, pending
 from repoexec_guard import apply_limits, deny_system_calls, limit_kind
 from repoexec_wire import (FUNCTION_TYPES, VALUE_TYPES, WIRE_CALLS, _named, _named_singleton, _reached, apply_state,
                            bindable, by_code, cell_filled, converted, dumps, identities, is_sentinel, is_value_type,
-                           library_module, module_of_project, receive, send, sentinels, shaped_function, socket_from,
-                           ssl_socket)
+                           library_module, module_of_project, receive, send, sentinels, shaped_function, snapshot,
+                           socket_from, ssl_socket)
 
 try:  # signal.signal without its enums (both ways, twice a call: a tenth of a call's cost)
     from _signal import signal as _set_handler
@@ -555,12 +555,12 @@ class Server:
             mirror = self.mirrors.get(key)
             if mirror is not None:
                 apply_state(mirror[0], state)
-                mirror[1] = _snapshot(mirror[0])
+                mirror[1] = snapshot(mirror[0])
         taken = target[1] if target[0] == "handle" and target[2] in ("next", "take") else None
         self.streak = (taken, self.streak[1] + 1 if taken is not None and taken == self.streak[0] else 1)
         arguments = [*args, *kwargs.values()]
         self.received.update((id(value), (number, key, value)) for key, value in identities(arguments))
-        before = {index: _snapshot(value) for index, value in enumerate(arguments) if _mutable(value)}
+        before = {index: snapshot(value) for index, value in enumerate(arguments) if _mutable(value)}
         saved = self.arguments
         self.arguments = {}
         try:
@@ -577,15 +577,15 @@ class Server:
             return
         finally:
             self.arguments = saved
-        changed = {index: arguments[index] for index, was in before.items() if _snapshot(arguments[index]) != was}
+        changed = {index: arguments[index] for index, was in before.items() if snapshot(arguments[index]) != was}
         if target[0] == "handle" and target[2] == "await":  # the state its coroutine gave the call's arguments
             made = self.awaits.pop(id(self.handles.get(target[1])), None)
             if made is not None and made[0] is self.handles.get(target[1]):
                 _, call, kept = made
                 changed.update({("argument", call, index): value for index, (value, was) in kept.items()
-                                if _snapshot(value) != was})
+                                if snapshot(value) != was})
         elif before and inspect.isawaitable(value):  # its body runs when the judge awaits it
-            self.awaits[id(value)] = (value, number, {index: (arguments[index], _snapshot(arguments[index]))
+            self.awaits[id(value)] = (value, number, {index: (arguments[index], snapshot(arguments[index]))
                                                       for index in before})
         self.arguments = {id(value): index for index, value in enumerate(arguments)}
         received = self.received.get(id(value))
@@ -598,7 +598,7 @@ class Server:
             number_of = self.objects.setdefault(id(value), (len(self.objects) + 1, value))[0]
             changed[("obj", number_of)] = value
         for key, mirror in self.mirrors.items():  # what the call changed of the judge's objects kept here
-            now = _snapshot(mirror[0]) if mirror[1] else None
+            now = snapshot(mirror[0]) if mirror[1] else None
             if now is not None and now != mirror[1]:
                 mirror[1] = now
                 changed[("sent", *key)] = mirror[0]
@@ -610,7 +610,7 @@ class Server:
             self.arguments, self.by_value = saved, set()
         for mirror in self.mirrors.values():
             if mirror[1] is False:  # named by this answer: its state as the judge takes it
-                mirror[1] = _snapshot(mirror[0])
+                mirror[1] = snapshot(mirror[0])
 
     def _let_go(self, hid):
         """The judge holds no handle to this object any more: it is ours to drop, as the test dropped it."""
@@ -966,13 +966,6 @@ _LOOP = None
 def _mutable(value):
     return isinstance(value, (list, dict, set, bytearray)) or hasattr(value, "__dict__") and not isinstance(
         value, (type, Lent, *FUNCTION_TYPES, *_UNDER_TEST)) and type(value).__module__ != "builtins"
-
-
-def _snapshot(value):
-    try:
-        return pickle.dumps(value, protocol=4)
-    except Exception:
-        return None
 
 
 _CHAINED = ("\nThe above exception was the direct cause of the following exception:\n\n",

@@ -234,6 +234,15 @@ def apply_state(target, state):
         target.extend(state)
 
 
+def snapshot(value):
+    """An object's state as bytes, to tell whether a call (or a test) changed it; None where pickle cannot write
+    it."""
+    try:
+        return pickle.dumps(value, protocol=4)
+    except Exception:
+        return None
+
+
 def is_value_type(cls):
     return cls in VALUE_TYPES or cls in EXCEPTIONS
 
