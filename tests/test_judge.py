@@ -1831,6 +1831,8 @@ def test_a_signature_crosses_as_data_made_by_inspects_own_constructors():
     crossed = judge_loads(repoexec_wire.dumps(signature, as_values=True))
     assert crossed == signature and crossed is not signature
     assert crossed.parameters["c"].kind is inspect.Parameter.KEYWORD_ONLY
+    kind = repoexec_wire.dumps(inspect.Parameter.KEYWORD_ONLY, as_values=True)  # by value: Python 3.11.2 names
+    assert b"getattr" not in kind and judge_loads(kind) is inspect.Parameter.KEYWORD_ONLY  # some by getattr
 
     class Unnamed:  # a parameter inspect's constructor refuses
         def __reduce__(self):
