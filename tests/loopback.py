@@ -60,16 +60,17 @@ class LoopbackServer:
                         failure = loopback.failures.pop(0) if loopback.failures else None
                     loopback.in_flight += 1
                     loopback.most_in_flight = max(loopback.most_in_flight, loopback.in_flight)
-                try:
-                    if isinstance(failure, int):
-                        error = {"message": f"scripted {failure}", "type": "test", "code": None}
-                        self._send(failure, {"error": error})
-                        return
+                if isinstance(failure, int):
+                    error = {"message": f"scripted {failure}", "type": "test", "code": None}
+                    status, payload = failure, {"error": error}
+                else:
                     time.sleep(failure or 0.05)
-                    self._send(200, self._completion(body))
-                finally:
-                    with loopback.lock:
-                        loopback.in_flight -= 1
+                    status, payload = 200, self._completion(body)
+                # A request stops counting before its answer is written: once the client reads it, it may send
+                # the next one while this thread has not yet returned.
+                with loopback.lock:
+                    loopback.in_flight -= 1
+                self._send(status, payload)
 
             def _completion(self, body: dict) -> dict:
                 texts = [loopback.answer(body) for _ in range(1 if loopback.one_choice else body.get("n", 1))]
