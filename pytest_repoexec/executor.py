@@ -458,7 +458,7 @@ class Watched:
 
 def spent(**trees: tuple[float, float] | None) -> dict[str, float]:
     """CPU seconds of a sample's process trees, where the warm process counted them (``os.wait4`` on each
-    tree's keeper: every process of the tree that was waited for): each tree's user and system time together,
+    tree's init: every process of the tree that was waited for): each tree's user and system time together,
     and its system time alone (forks, page faults, exits: what a process costs the kernel). A tree that was
     not counted is left out."""
     figures = {}

@@ -138,7 +138,7 @@ class WarmExecutor(SubprocessExecutor):
             return None
         servers = [judge_server or process, candidate_server]
         began = time.monotonic()
-        refusals = process.allow(judge.limits.processes + candidate.limits.processes)
+        refusals = process.allow(judge.limits.processes, candidate.limits.processes)
         pipes = SplitPipes(token)
         try:
             servers[1].start(requests[1], pipes.candidate_ends())
@@ -339,12 +339,14 @@ class _Server:
         watched = dataclasses.replace(watched, cpu=spent(sample=self.cpu))
         return held(watched, refused=bool(self.cgroup and self.cgroup.refusals() > refusals))
 
-    def allow(self, processes: int) -> int:
-        """Room in the warm process's cgroup for a sample's processes; the refusals counted so far."""
+    def allow(self, *limits: int) -> int:
+        """Room in the warm process's cgroup for a sample's processes, given each process tree's limit; the
+        refusals counted so far. A tree's limit counts bubblewrap's two processes, where a warm sample's tree
+        has its init alone: the sample may start as many processes either way."""
         if not self.cgroup:
             return 0
         try:
-            self.cgroup.allow(self.cgroup.current() + processes)
+            self.cgroup.allow(self.cgroup.current() + sum(limit - 1 for limit in limits))
         except OSError as exc:  # the host's, never a verdict
             raise SampleSetupError(f"the sample's process limit could not be set in its cgroup: {exc}") from None
         return self.cgroup.refusals()
@@ -352,11 +354,11 @@ class _Server:
     def start(self, request: dict[str, Any], fds: tuple[int, ...]) -> None:
         """Fork the sample, handing it ``fds`` (output, results, token, and a judge's channel)."""
         self.exited, self.cpu = None, None
-        payload = os.memfd_create("repoexec-request")  # read by the sample's keeper, never by the warm process
+        payload = os.memfd_create("repoexec-request")  # read by the sample's init, never by the warm process
         try:
             os.write(payload, json.dumps(request).encode("utf-8"))
             os.lseek(payload, 0, os.SEEK_SET)
-            zygote.send(self.socket, {"op": "sample"}, (*fds, payload))
+            zygote.send(self.socket, {"op": "sample", "namespaces": zygote.namespaces(request)}, (*fds, payload))
         except OSError as exc:
             raise WarmProcessDied(f"it stopped taking samples: {exc}") from None
         finally:
@@ -419,8 +421,8 @@ class WarmProcess(_Server):
     and ready once it has preloaded; then one sample at a time.
 
     Where the engine runs as root, the warm process lives in a pids cgroup of its own, whose limit is set
-    before each sample to what it holds then plus the sample's limit: its keeper and init take the places of
-    bubblewrap's two processes in a fresh sample's cgroup, so a sample may start as many processes either way.
+    before each sample to what it holds then plus the sample's limit, less bubblewrap's two processes in a fresh
+    sample's cgroup, plus its init, so a sample may start as many processes either way.
     (A cgroup per sample would cost a migration, about 10 ms, each time.)"""
 
     def __init__(self, key: _Key, env: ProjectEnv, problem: Problem, sandbox: Sandbox,

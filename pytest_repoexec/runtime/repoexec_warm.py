@@ -4,19 +4,18 @@ sample.
 
 It never runs candidate code, nor the project's own modules: those are imported afresh by each test process,
 so nothing of the reference reaches a candidate's run. Nor does it read a sample's request (its module, tests
-and expected values): the keeper it forks does, so that no sample's data is in the memory later samples are
+and expected values): the init it forks does, so that no sample's data is in the memory later samples are
 forked from. Each sample gets, as with a fresh bubblewrap:
 
-    warm process --fork--> keeper (A): new mount, PID, IPC, UTS and network namespaces for its children
-                           --fork--> init (B): PID 1 of the sample; builds its root (a bounded tmpfs with the
-                                     read-only binds and the project tree), pivots into it, reaps
-                                     --fork--> the test process (C): a new session, uid 0 of a user
-                                               namespace (its own where the engine is root: repoexec_userns),
-                                               no capabilities,
-                                               ``pytest.console_main()`` with the sample's arguments
+    warm process --fork, into new mount, PID, IPC, UTS and network namespaces--> init (A): PID 1 of the
+                 sample; reads its request, builds its root (a bounded tmpfs with the read-only binds and the
+                 project tree), pivots into it, reaps
+                 --fork--> the test process (B): a new session, uid 0 of a user namespace (its own where the
+                           engine is root: repoexec_userns), no capabilities, ``pytest.console_main()`` with
+                           the sample's arguments
 
-The keeper and the init die with their parent (``PR_SET_PDEATHSIG``), and every process of a PID namespace
-dies with its init, so killing the keeper ends the whole sample.
+The init dies with its parent (``PR_SET_PDEATHSIG``), and every process of a PID namespace dies with its init,
+so killing the init ends the whole sample.
 
 A problem's samples may instead fork from a zygote of that problem, which the warm process forks once: it builds
 the problem's root (the sample's, less the sample's files: its module, its tests, its expected values), pivots
@@ -33,6 +32,7 @@ of its request passed along (SCM_RIGHTS). Runs under the project's interpreter: 
 
 import array
 import base64
+import contextlib
 import ctypes
 import gc
 import importlib
@@ -133,6 +133,36 @@ def _die_with_parent(parent):
     _prctl(_PDEATHSIG, signal.SIGKILL)
     if os.getppid() != parent:  # it died before the line above
         os._exit(1)
+
+
+def namespaces(request):
+    """The namespaces a sample's init is made in (clone's flags), from what the engine asked; none without a
+    sandbox. The engine sends them beside the request, which the process that forks the init never reads."""
+    if not request["confined"]:
+        return 0
+    return _NEWNS | _NEWPID | _NEWIPC | _NEWUTS | (0 if request["view"]["network"] else _NEWNET)
+
+
+def _fork_into(namespaces):
+    """``os.fork()``, the child made in new namespaces (clone's flags; none: a plain fork) and PID 1 of its PID
+    namespace: one fork where ``unshare`` would need two (a new PID namespace is its caller's children's). This
+    process's children are put in a new PID namespace for the fork and in its own again after; the child makes
+    its other namespaces itself. (A raw clone would skip glibc's fork handlers: OpenBLAS's, which stops its
+    threads before a fork, left a child waiting for threads it does not have.)"""
+    if not namespaces:
+        return os.fork()
+    own, pid = os.open("/proc/self/ns/pid", os.O_RDONLY), -1
+    try:
+        check(_LIBC.unshare(_NEWPID), "unshare")
+        pid = os.fork()
+    finally:
+        if pid != 0:  # this process, whose later children are in its own PID namespace again
+            check(_LIBC.setns(own, _NEWPID), "setns")
+            os.close(own)
+    if pid == 0:
+        os.close(own)
+        check(_LIBC.unshare(namespaces & ~_NEWPID), "unshare")
+    return pid
 
 
 def _loopback_up():
@@ -254,41 +284,19 @@ def _in_child(work):
     return json.loads(answer) if answer else None
 
 
-def _keeper(fds, parent):
-    """A: reads the sample's request (the warm process never does: nothing of one sample, its tests, expected
-    values or module, is in the memory that later samples are forked from); the sample's namespaces are made
-    for its children; it waits for the init and passes on its status."""
-    _die_with_parent(parent)
-    os.setsid()
-    *fds, payload = fds
-    request = json.loads(_read_all(payload).decode("utf-8"))
-    if request["confined"]:
-        flags = _NEWNS | _NEWPID | _NEWIPC | _NEWUTS | (0 if request["view"]["network"] else _NEWNET)
-        check(_LIBC.unshare(flags), "unshare")
-    alive, keeping = os.pipe()  # the keeper holds its end open until it dies: then the init sees it closed
-    init = os.fork()
-    if init == 0:
-        os.close(keeping)
-        try:
-            if _init(request, fds, alive):
-                return True  # in the test process
-        except BaseException:
-            traceback.print_exc()
-        os._exit(126)
-    for fd in (alive, *fds):
-        os.close(fd)
-    _, status = os.waitpid(init, 0)
-    os._exit(_exit_status(status))
-
-
-def _init(request, fds, alive):
-    """B: PID 1 of the sample (confined), whose end ends every process in the namespace. Once the test
-    process is started it holds nothing the sample may reach: no descriptor of the warm process (its log), and
-    it is not dumpable, so that its memory (a copy of the warm process's) cannot be read through /proc/1."""
+def _init(fds, alive):
+    """A: PID 1 of the sample (confined), whose end ends every process in the namespace. It reads the sample's
+    request (the process it was forked from never does: nothing of one sample, its tests, expected values or
+    module, is in the memory that later samples are forked from). Once the test process is started it holds
+    nothing the sample may reach: no descriptor of the warm process (its log), and it is not dumpable, so that
+    its memory (a copy of the warm process's) cannot be read through /proc/1."""
     _prctl(_PDEATHSIG, signal.SIGKILL)
-    if select.select([alive], [], [], 0)[0]:  # closed: the keeper died before the line above
+    if select.select([alive], [], [], 0)[0]:  # closed: its parent died before the line above
         os._exit(1)
     os.close(alive)
+    os.setpgid(0, 0)  # the group its parent kills (its parent sets it too, whichever comes first)
+    *fds, payload = fds
+    request = json.loads(_read_all(payload).decode("utf-8"))
     if request["confined"]:
         _build_root(request)
         if not request["view"]["network"]:
@@ -320,7 +328,7 @@ def _test_process(request, fds):
     output, results, token, *channel = fds  # channel: a judge's socket to its candidate's process
     if _REFUSED in sys.meta_path:  # forked from a zygote: the sample's own module is there to import
         sys.meta_path.remove(_REFUSED)
-    if request["confined"]:  # without a sandbox it stays in the keeper's process group, which is killed whole
+    if request["confined"]:  # without a sandbox it stays in the init's process group, which is killed whole
         os.setsid()
         if request["user"] is not None:  # the host user that is root of the sample's own user namespace, and HOME
             become_namespace_root(*request["user"])
@@ -652,7 +660,7 @@ def _importable(module):
 def _serve(control):
     """Run samples until the engine closes the socket. Returns True in a forked test process, ready to run its
     pytest; False in the warm process when it is done. A sample comes as its pipes and a descriptor of its
-    request, which only the forked keeper reads."""
+    request, which only the sample's init reads."""
     me = os.getpid()
     while True:
         message, fds = receive(control)
@@ -679,30 +687,35 @@ def _serve(control):
             send(control, {"zygote": child}, (theirs.fileno(),))
             theirs.close()
             continue
-        keeper = os.fork()
-        if keeper == 0:
+        alive, keeping = os.pipe()  # held here until the sample is collected: the init sees it closed if not
+        init = _fork_into(message.get("namespaces", 0))
+        if init == 0:
             control.close()
+            os.close(keeping)
             try:
-                if _keeper(fds, me):
-                    return True
+                if _init(fds, alive):
+                    return True  # in the test process
             except BaseException:
                 traceback.print_exc()
             os._exit(126)
-        for fd in fds:
+        with contextlib.suppress(OSError):  # it may have set its group already, or be gone
+            os.setpgid(init, init)
+        for fd in (alive, *fds):
             os.close(fd)
-        ended = os.pidfd_open(keeper)
+        ended = os.pidfd_open(init)
         while True:
             ready, _, _ = select.select([control, ended], [], [])
             if ended in ready:
-                _, status, usage = os.wait4(keeper, 0)
+                _, status, usage = os.wait4(init, 0)
                 os.close(ended)
-                # with the CPU of the sample's whole tree (what its keeper and the processes it waited for used):
+                os.close(keeping)
+                # with the CPU of the sample's whole tree (what its init and the processes it waited for used):
                 # the engine's figure of what a sample costs, where no process of the sample's can reach it
                 send(control, {"exit": _exit_status(status), "cpu": [usage.ru_utime, usage.ru_stime]})
                 break
             message, _ = receive(control)  # "kill", or the engine is gone
             try:
-                os.killpg(keeper, signal.SIGKILL)  # the keeper's death ends the sample's PID namespace
+                os.killpg(init, signal.SIGKILL)  # the init's death ends the sample's PID namespace
             except ProcessLookupError:
                 pass
             if message is None:
@@ -710,7 +723,7 @@ def _serve(control):
 
 
 def _reap():
-    """Collect the zygotes that have ended (the keeper of a sample is waited for by name)."""
+    """Collect the zygotes that have ended (a sample's init is waited for by name)."""
     while True:
         try:
             pid, _ = os.waitpid(-1, os.WNOHANG)
