@@ -6,8 +6,8 @@ ordinary user, bubblewrap's user namespace gives this (``--uid 0``). Where the e
 no user namespace (its root would be the host's), so the sample's first process, still the host's root, makes
 one: it hands its home to the host user, leaves root's groups, unshares a user namespace whose only id, 0, is that
 host user, becomes that 0, and drops every capability, in that namespace and for good, before anything of the
-sample runs. A child forked before the unshare writes the maps: a namespace's own process may map no id but its
-own, and a privileged writer needs no unprivileged user namespaces from the host.
+sample runs. A process still the host's root writes the maps: the warm executor's sample init, which is there
+anyway, or a child forked before the unshare.
 
 Runs as ``python -I -S -c SOURCE HOST_ID HOME ARGV...`` (then executes ARGV), or is imported by the warm
 process's test process. Standard library only.
@@ -31,35 +31,59 @@ def check(result, what):
         raise OSError(error, f"{what}: {os.strerror(error)}")
 
 
-def become_namespace_root(host_id, home):
-    """Make this (host root, single-threaded) process root of a new user namespace whose 0 is ``host_id``."""
+def become_namespace_root(host_id, home, mapper=None):
+    """Make this (host root, single-threaded) process root of a new user namespace whose 0 is ``host_id``. Its
+    maps are written by a process that is still the host's root, asked through ``mapper`` (this process's ends of
+    two pipes, whose other ends ``serve_maps`` holds): the warm executor's sample init; else a child forked here."""
     os.chmod(home, 0o700)
     os.chown(home, host_id, host_id)
     os.setgroups([])
-    ready, go = os.pipe()
-    helper = os.fork()
-    if helper == 0:  # still the host's root, in the host's namespace: it may map another id
-        status = 1
-        try:
-            os.close(go)
-            if os.read(ready, 1) == b"u":
-                for name in ("uid_map", "gid_map"):
-                    with open(f"/proc/{os.getppid()}/{name}", "w") as handle:
-                        handle.write(f"0 {host_id} 1\n")
-                status = 0
-        finally:
-            os._exit(status)
-    os.close(ready)
+    helper = None
+    if mapper is None:
+        asked, ask = os.pipe()
+        answer, answered = os.pipe()
+        helper = os.fork()
+        if helper == 0:
+            try:
+                os.close(ask)
+                os.close(answer)
+                serve_maps(os.getppid(), host_id, asked, answered)
+            finally:
+                os._exit(0)
+        os.close(asked)
+        os.close(answered)
+        mapper = (ask, answer)
+    ask, answer = mapper
     try:
         check(_LIBC.unshare(_NEWUSER), "unshare a user namespace")
-        os.write(go, b"u")
+        os.write(ask, b"u")
+        mapped = os.read(answer, 1) == b"m"
     finally:
-        os.close(go)
-        _, status = os.waitpid(helper, 0)
-    if status != 0:
+        os.close(ask)
+        os.close(answer)
+        if helper is not None:
+            os.waitpid(helper, 0)
+    if not mapped:
         raise OSError(f"could not map the sample's user namespace to host user {host_id}")
     os.setresgid(0, 0, 0)
     os.setresuid(0, 0, 0)
+
+
+def serve_maps(pid, host_id, asked, answered):
+    """In a process still the host's root (a namespace's own process may map no id but its own, and a
+    privileged writer needs no unprivileged user namespaces from the host): once ``pid`` says it has unshared its
+    user namespace, its only id, 0, mapped to ``host_id``, and that answered. Says nothing where it could not."""
+    try:
+        if os.read(asked, 1) == b"u":
+            for name in ("uid_map", "gid_map"):
+                with open(f"/proc/{pid}/{name}", "w") as handle:
+                    handle.write(f"0 {host_id} 1\n")
+            os.write(answered, b"m")
+    except OSError:
+        pass  # the sample's process says it could not be mapped
+    finally:
+        os.close(asked)
+        os.close(answered)
 
 
 def drop_capabilities():

@@ -49,9 +49,9 @@ import time
 import traceback
 
 if __package__:  # the engine imports this module for its messages and paths, as part of its own package
-    from .repoexec_userns import become_namespace_root, check, drop_capabilities
+    from .repoexec_userns import become_namespace_root, check, drop_capabilities, serve_maps
 else:
-    from repoexec_userns import become_namespace_root, check, drop_capabilities
+    from repoexec_userns import become_namespace_root, check, drop_capabilities, serve_maps
 
 _LIBC = ctypes.CDLL(None, use_errno=True)
 _NEWNS, _NEWPID, _NEWIPC, _NEWUTS, _NEWNET = 0x00020000, 0x20000000, 0x08000000, 0x04000000, 0x40000000
@@ -301,10 +301,21 @@ def _init(fds, alive):
         _build_root(request)
         if not request["view"]["network"]:
             _loopback_up()
+    mapper = None
+    if request["confined"] and request["user"] is not None:  # the test process's user namespace, mapped here
+        (asked, ask), (answer, answered) = os.pipe(), os.pipe()
+        mapper = (ask, answer)
     test = os.fork()
     if test == 0:
-        _test_process(request, fds)
+        if mapper:
+            os.close(asked)
+            os.close(answered)
+        _test_process(request, fds, mapper)
         return True
+    if mapper:
+        for fd in mapper:
+            os.close(fd)
+        serve_maps(test, request["user"][0], asked, answered)  # before this process drops its capabilities
     null = os.open(os.devnull, os.O_RDWR)
     for target in (0, 1, 2):
         os.dup2(null, target)
@@ -321,7 +332,7 @@ def _init(fds, alive):
 _PROGRAM = ["pytest"]  # what the test process runs: pytest, or a split sample's candidate process
 
 
-def _test_process(request, fds):
+def _test_process(request, fds, mapper=None):
     """C: made ready to run the sample's pytest as ``python -m pytest ARGS`` would in a fresh process (``main``
     runs it, at the top level, so that the interpreter ends as a fresh one would); or, forked from a judge's
     zygote, ready to run the tests of the session collected there (``_collect``)."""
@@ -331,7 +342,7 @@ def _test_process(request, fds):
     if request["confined"]:  # without a sandbox it stays in the init's process group, which is killed whole
         os.setsid()
         if request["user"] is not None:  # the host user that is root of the sample's own user namespace, and HOME
-            become_namespace_root(*request["user"])
+            become_namespace_root(*request["user"], mapper)
         drop_capabilities()
     if _COLLECTED:  # the descriptors of the session collected in the zygote stay as they are
         _output_where_the_zygotes_went(output)
