@@ -324,11 +324,12 @@ def main() -> None:
             peak.running = False
             reports[name] = json.loads(path.read_text())
         before = CPU.used()
-        rerun = session(out, replay, args.workers, Path(scratch, "rerun.json"), "--repoexec-executor=warm", *fast)
+        # the warm run's own options: the judge's mode is part of a stored verdict's key, and under another mode
+        # every sample would be evaluated again
+        rerun = session(out, replay, args.workers, Path(scratch, "rerun.json"), *EXECUTORS["warm"], *fast)
         rerun_cpu = CPU.used() - before if before is not None else None
-        quiet = session(out, replay, args.workers, Path(scratch, "rerun.json"), "--repoexec-executor=warm", "--tb=no",
-                        *fast)
         stored = json.loads(Path(scratch, "rerun.json").read_text())["store"]
+        quiet = session(out, replay, args.workers, Path(scratch, "quiet.json"), *EXECUTORS["warm"], "--tb=no", *fast)
         floor = {tb: plain_pytest(Path(scratch), reports["warm"], args.workers, tb) for tb in ("short", "no")}
 
         for name in runs:

@@ -143,13 +143,13 @@ def namespaces(request):
     return _NEWNS | _NEWPID | _NEWIPC | _NEWUTS | (0 if request["view"]["network"] else _NEWNET)
 
 
-def _fork_into(namespaces):
+def _fork_into(flags):
     """``os.fork()``, the child made in new namespaces (clone's flags; none: a plain fork) and PID 1 of its PID
     namespace: one fork where ``unshare`` would need two (a new PID namespace is its caller's children's). This
     process's children are put in a new PID namespace for the fork and in its own again after; the child makes
     its other namespaces itself. (A raw clone would skip glibc's fork handlers: OpenBLAS's, which stops its
     threads before a fork, left a child waiting for threads it does not have.)"""
-    if not namespaces:
+    if not flags:
         return os.fork()
     own, pid = os.open("/proc/self/ns/pid", os.O_RDONLY), -1
     try:
@@ -161,7 +161,7 @@ def _fork_into(namespaces):
             os.close(own)
     if pid == 0:
         os.close(own)
-        check(_LIBC.unshare(namespaces & ~_NEWPID), "unshare")
+        check(_LIBC.unshare(flags & ~_NEWPID), "unshare")
     return pid
 
 
