@@ -1031,7 +1031,7 @@ def _bytes_io(data):
     return io.BytesIO(data)
 
 
-def main(argv=None):
+def _parser():
     parser = argparse.ArgumentParser(prog="repoexec_serve")
     parser.add_argument("--repoexec-results-fd", type=int, required=True)  # the channel to the judge
     parser.add_argument("--repoexec-token-fd", type=int)  # the sample's token pipe: not ours to read
@@ -1040,7 +1040,14 @@ def main(argv=None):
     parser.add_argument("--repoexec-path", action="append", default=[])
     parser.add_argument("--repoexec-project-root", action="append", default=[])
     parser.add_argument("--repoexec-class", action="append", default=[])  # a class under test, by its name
-    options = parser.parse_args(argv)
+    return parser
+
+
+_PARSER = _parser()  # made once: a warm process imports this module before its samples are forked
+
+
+def main(argv=None):
+    options = _PARSER.parse_args(argv)
     if options.repoexec_token_fd is not None:
         os.close(options.repoexec_token_fd)
     sock = socket_from(options.repoexec_results_fd)

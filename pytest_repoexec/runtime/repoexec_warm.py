@@ -619,13 +619,15 @@ def _zygote(fds, parent):
 
 def _preload(config):
     """pytest and the plugins the test process names with ``-p`` (they have no assertions for pytest to
-    rewrite), then the third-party and standard modules that a focal module and its tests import, found by
-    importing those in a child (the project's own modules stay out of this process)."""
+    rewrite), the candidate's process's server, then the third-party and standard modules that a focal module
+    and its tests import, found by importing those in a child (the project's own modules stay out of this
+    process)."""
     import unittest.mock  # noqa: F401  (a judge watches the tests' patches: repoexec_judge._watch_patches)
 
     import pytest  # noqa: F401
     import pytest_timeout  # noqa: F401
     import repoexec_inner  # noqa: F401
+    import repoexec_serve  # noqa: F401  (a split sample's candidate's process runs it: once here, not in each)
     import _pytest.config
     import _pytest.main
     import _pytest.python
