@@ -54,6 +54,33 @@ def more_attributes(attributes):
     from shop.money import Attributes
     return Attributes({**attributes._state, "more": attributes.first + 1})
 
+def parsed(text):
+    from shop.money import Parsed
+    found = Parsed(text)
+    found.words  # computed once, kept in the instance's dict under the property's name
+    return found
+
+def relayed(value):
+    from shop.money import Relay
+    return Relay(value)
+
+def library_singletons(given=None):
+    import dataclasses, pydoc
+    return dataclasses.MISSING, pydoc.help, given is dataclasses.MISSING
+
+_HELD = []
+
+
+def weakly(value):
+    import weakref
+    from shop.money import Till
+    gone = weakref.ref(Till())  # its referent freed at once
+    _HELD.append(Till())
+    return weakref.ref(value), gone, value, weakref.ref(_HELD[-1])
+
+def descriptors():
+    return type(len).__dict__["__doc__"], dict.__dict__["fromkeys"], OSError.__dict__["errno"]
+
 async def later(value):
     return value * 2
 
@@ -585,6 +612,7 @@ def honest_values():
 PROJECT_MONEY = '''
 import codecs
 import dataclasses
+import functools
 
 
 def shop_codec(name):  # a codec search function of the project's (flutils' raw_utf8_escape)
@@ -693,6 +721,23 @@ class Attributes:  # its slot's items read as attributes (litestar's ImmutableSt
 
     def __eq__(self, other):
         return isinstance(other, Attributes) and self._state == other._state
+
+
+class Parsed:  # derives what it shows once, kept in its own dict (astroid's ``Arguments.arguments``)
+    def __init__(self, text):
+        self.text = text
+
+    @functools.cached_property
+    def words(self):
+        return self.text.split()
+
+
+class Relay:  # asks another object for what it lacks, which raises a KeyError there (astroid's ``Const``)
+    def __init__(self, value):
+        self.value = value
+
+    def __getattr__(self, name):
+        return {}[name]
 
 
 class Lazy:  # holds a partial of its package's function (xarray's lazy arrays hold their decoder's)
@@ -1042,6 +1087,70 @@ def test_an_object_whose_getattr_reads_its_slots_crosses_both_ways(channel):
 
     judge, stops = channel
     assert call(judge, "more_attributes", Attributes({"first": 1})) == Attributes({"first": 1, "more": 2})
+    assert not stops
+
+
+def test_a_cached_property_s_value_crosses_as_the_instance_s_data(channel):
+    """``functools.cached_property`` keeps its value in the instance's dict under its own name: that entry is
+    data, read by the standard library's code, not behaviour of the class's an attribute would stand in for."""
+    judge, stops = channel
+    found = call(judge, "parsed", "a b c")
+    assert type(found).__name__ == "Parsed" and vars(found) == {"text": "a b c", "words": ["a", "b", "c"]}
+    assert not stops
+
+
+def test_an_object_whose_getattr_raises_anything_crosses_without_asking_it(channel):
+    """What crosses is decided on the object's class, never through its ``__getattr__`` (the project's code),
+    which may raise anything: astroid's ``Const`` raises a ``KeyError`` for ``__self__``."""
+    judge, stops = channel
+    found = call(judge, "relayed", 3)
+    assert type(found).__name__ == "Relay" and vars(found) == {"value": 3}
+    assert not stops
+
+
+def test_a_librarys_singleton_crosses_by_its_name_both_ways(channel):
+    """An object a library's module holds, of a class of that module's that compares by identity alone (astroid's
+    ``Uninferable``, callable; ``dataclasses.MISSING``), is each side's own of that name: ``is`` holds."""
+    import dataclasses
+    import pydoc
+
+    judge, stops = channel
+    missing, helper, received = call(judge, "library_singletons", dataclasses.MISSING)
+    assert missing is dataclasses.MISSING and helper is pydoc.help and received is True
+    assert not stops
+
+
+def test_a_weak_reference_crosses_as_one_to_what_its_referent_crossed_as(channel):
+    """pydicom's ``Sequence.parent``: the candidate's process holds a weak reference to the test's object it was
+    given; here it refers to the judge's own object, and a dead one is dead. One to what only that process holds
+    stays a handle, alive as long as its referent is there."""
+    from shop.money import Till
+
+    judge, stops = channel
+    given = Till()
+    alive, dead, same, held_there = call(judge, "weakly", given)
+    assert alive() is given and same is given and dead() is None
+    assert type(held_there) is repoexec_judge.Handle  # to what that process alone holds: alive there, asked there
+    assert type(held_there()).__name__ == "Till"
+    assert not stops
+
+
+def test_a_descriptor_of_a_builtin_type_crosses_as_the_judges_own(channel):
+    """astroid's model of the builtins holds them: the ``__doc__`` of a builtin's type, a class method's."""
+    judge, stops = channel
+    assert call(judge, "descriptors") == (type(len).__dict__["__doc__"], dict.__dict__["fromkeys"],
+                                          OSError.__dict__["errno"])
+    assert not stops
+
+
+def test_a_tests_threads_take_turns_on_the_channel(channel):
+    """dask's scheduler calls a remote index from its threads: their messages would interleave on the socket."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    judge, stops = channel
+    with ThreadPoolExecutor(8) as pool:
+        totals = list(pool.map(lambda n: call(judge, "total", [n, n, n]), range(300)))
+    assert totals == [3 * n for n in range(300)]
     assert not stops
 
 

@@ -20,6 +20,7 @@ import pickle
 import select
 import socket
 import sys
+import threading
 import time
 import types
 import typing
@@ -27,8 +28,8 @@ import typing
 import repoexec_futures
 from repoexec_wire import (DESCRIPTORS_MOST, FUNCTION_TYPES, HANDLE_MARK, WireError, _behaviour, _handle, _named,
                            _of_tests, apply_state, converted, dumps, identities, is_sentinel, loads_checked,
-                           module_of_project, receive, resolve_global, send, shaped_function, shaped_maker, snapshot,
-                           socket_from, trusted_module)
+                           module_of_project, module_singleton, receive, resolve_global, send, shaped_function,
+                           shaped_maker, singleton, snapshot, socket_from, trusted_module)
 
 DESCRIBE_WAIT = 10.0  # seconds the candidate's process has to describe its target, its module's import included
 FOLDERS_MOST = 4096  # folders a sample's candidate may have the judge make (``Channel._folders``)
@@ -645,21 +646,25 @@ class Channel:
         self.clock = None  # the travelled clock the candidate's process was last told (``_clock``): None, the real one
         self.mirrored = {}  # (call, key) -> its state as both processes last agreed on it (``_mirrors``): False
         # until taken after the answer that named it, None where pickle cannot write it
+        # one call out at a time: a test's threads (dask's scheduler calling a remote index) take turns, where
+        # they would interleave their messages; one thread's calls nest (a callback's calls, made while it waits)
+        self.turn = threading.RLock()
         self._context()  # the environment as both processes start with it: only later changes cross
 
     def call(self, target, args, kwargs):
         # hidden from pytest's tracebacks, with ``_wait`` and ``_next``: a failure is told at the test's line and
         # where the candidate raised, without the channel's frames (nor their source read and parsed at each)
         __tracebackhide__ = True
-        number, arguments, started = self._start(target, args, kwargs)
-        try:
-            value = self._wait(number, arguments)
-        except CandidateError:
-            self._timed(started)
-            raise
-        if type(value) is Handle and arguments:  # a coroutine, say: awaiting it may change them
-            self.made[number] = arguments
-        return value
+        with self.turn:
+            number, arguments, started = self._start(target, args, kwargs)
+            try:
+                value = self._wait(number, arguments)
+            except CandidateError:
+                self._timed(started)
+                raise
+            if type(value) is Handle and arguments:  # a coroutine, say: awaiting it may change them
+                self.made[number] = arguments
+            return value
 
     def awaited(self, target):
         """A generator (what ``Handle.__await__`` returns): the call, and each of the judge's awaitables that the
@@ -1074,6 +1079,9 @@ class Channel:
             # a class of the tests', or its instance: never sent by value, for the judge takes none back (the
             # candidate's process may not even import it); a namedtuple made there still crosses as what it shows
             return self._lend(obj, None)
+        named = module_singleton(obj)
+        if named is not None:  # a library's (astroid's Uninferable): the candidate's process uses its own
+            return ("singleton", *named)
         if repoexec_futures.pending(obj):  # a future there, settled by awaiting this one here
             return ("judge future", self._lend(obj, None)[1])
         if type(obj) is socket.socket and obj.fileno() >= 0 and len(self.descriptors) < DESCRIPTORS_MOST:
@@ -1114,6 +1122,10 @@ class Channel:
             found = getattr(sys.modules.get(pid[1]), pid[2], None)
             if is_sentinel(found):
                 return found  # the judge's own marker of that name, as the project's module made it
+        if pid[0] == "singleton" and len(pid) == 3:
+            found = singleton(pid[1], pid[2])
+            if found is not None:
+                return found  # the judge's own object of that name, as its library's module made it
         if pid[0] == "future" and len(pid) == 2 and isinstance(pid[1], int):
             return repoexec_futures.awaiting(Handle(self, pid[1], "Future"))
         if pid[0] == "instance" and len(pid) == 4 and isinstance(pid[1], int):

@@ -26,13 +26,14 @@ import sys
 import time
 import traceback
 import types
+import weakref
 
 from repoexec_futures import awaiting, is_deferred, own_loop, pending
 from repoexec_guard import apply_limits, deny_system_calls, limit_kind
 from repoexec_wire import (FUNCTION_TYPES, VALUE_TYPES, WIRE_CALLS, _named, _named_singleton, _reached, apply_state,
-                           bindable, by_code, cell_filled, converted, dumps, identities, is_sentinel, is_value_type,
-                           library_module, module_of_project, receive, send, sentinels, shaped_function, snapshot,
-                           socket_from, ssl_socket)
+                           bindable, by_code, cell_filled, converted, defines, dumps, identities, is_sentinel,
+                           is_value_type, library_module, module_of_project, module_singleton, receive, send, sentinels,
+                           singleton, shaped_function, snapshot, socket_from, ssl_socket, weak_reference)
 
 try:  # signal.signal without its enums (both ways, twice a call: a tenth of a call's cost)
     from _signal import signal as _set_handler
@@ -245,6 +246,10 @@ class Server:
             _, module, name, value = pid
             found = getattr(sys.modules.get(module), name, None)
             return found if type(found) is type(value) and (found == value or is_sentinel(found)) else value
+        if pid[0] == "singleton":  # a library's object its module holds under that name: this process's own
+            found = singleton(pid[1], pid[2])
+            if found is not None:
+                return found
         if pid[0] == "new module":
             return types.ModuleType(pid[1])
         raise pickle.UnpicklingError(f"unknown reference {pid!r}")
@@ -312,8 +317,15 @@ class Server:
             return None  # the judge makes it of its own copy of the code (``_reduce``)
         if self._over_lent_socket(obj) is not None:
             return None  # the judge wraps its own socket (``_reduce``)
-        if isinstance(obj, FUNCTION_TYPES) or callable(obj) or hasattr(obj, "__next__") or hasattr(obj, "__enter__") \
-                or inspect.isawaitable(obj) or hasattr(obj, "__iter__") and not hasattr(obj, "__reduce_ex__"):
+        named = module_singleton(obj)
+        if named is not None:  # by its module's name of it: the judge's own (astroid's Uninferable)
+            return ("singleton", *named)
+        if cls is weakref.ref and self._judge_holds(obj()):
+            return None  # a weak reference to the judge's own object there (``_reduce``); else a handle
+        # the protocols are the class's, as Python reads them: never asked of an instance's __getattr__ (the
+        # project's code: astroid's Const raises a KeyError there)
+        if isinstance(obj, FUNCTION_TYPES) or callable(obj) or defines(cls, "__next__") or defines(cls, "__enter__") \
+                or inspect.isawaitable(obj) or defines(cls, "__iter__") and not hasattr(obj, "__reduce_ex__"):
             hid = self.handle_ids.get(id(obj))
             if hid is None:  # one number an object: an iterator and what iter() gives of it share their items ahead
                 hid = self.handle_ids[id(obj)] = next(self.hids)
@@ -356,11 +368,23 @@ class Server:
     def _reduce(self, obj):
         if id(obj) in self.by_code:
             return by_code(obj)
+        if type(obj) is weakref.ref:  # to an object the judge holds (``_judge_holds``)
+            return weak_reference, (obj(),)
         hid = self._over_lent_socket(obj)
         if hid is not None:
             return ssl_socket, (obj.context, self.lent[hid], obj.server_side, obj.server_hostname,
                                 obj.do_handshake_on_connect, obj.suppress_ragged_eofs)
         return NotImplemented
+
+    def _judge_holds(self, obj):
+        """Whether an object crosses as one the judge holds: an argument of this call or of an earlier one, an
+        object the judge lent, an instance of the class under test, a marker; or None, the referent of a dead weak
+        reference. A weak reference to it is one there too; a weak reference to what only this process holds
+        stays a handle, alive as long as its referent is here."""
+        received = self.received.get(id(obj))
+        return obj is None or id(obj) in self.arguments or received is not None and received[2] is obj \
+            or id(obj) in self.lent_ids or id(obj) in self.sentinels or module_singleton(obj) is not None \
+            or bool(self.classes) and isinstance(obj, self.classes) and not isinstance(obj, type)
 
     def _over_lent_socket(self, obj):
         """The judge's number for the socket an SSL socket of ours was made over, where that socket is one the
@@ -715,10 +739,11 @@ def _kept(value):
     """An answer with an identity of its own, sent by value: a project's or a library's object (a cache's
     ``Locale``), or a tuple an object holds (``copied.parts is original.parts``); not another value type, a
     class, a module, a function or what becomes a handle."""
-    return type(value) is tuple and len(value) > 0 or hasattr(value, "__dict__") and not isinstance(value, (type, types.ModuleType, BaseException,
-                                                                 *FUNCTION_TYPES, *_UNDER_TEST)) \
-        and not is_value_type(type(value)) and not callable(value) and not hasattr(value, "__next__") \
-        and not hasattr(value, "__enter__")
+    cls = type(value)
+    return cls is tuple and len(value) > 0 or defines(cls, "__dict__") and not isinstance(value, (
+        type, types.ModuleType, BaseException, *FUNCTION_TYPES, *_UNDER_TEST)) \
+        and not is_value_type(cls) and not callable(value) and not defines(cls, "__next__") \
+        and not defines(cls, "__enter__")
 
 
 def _apply_context(context):
@@ -849,7 +874,7 @@ def _holds_data(function, seen, server):
                 return False
         elif isinstance(item, types.MethodType) and not _bound_to_value(item) \
                 or isinstance(item, FUNCTION_TYPES) and not isinstance(item, types.MethodType) \
-                and _global_name(item) is None or hasattr(item, "__next__") or inspect.isawaitable(item):
+                and _global_name(item) is None or defines(type(item), "__next__") or inspect.isawaitable(item):
             return False
     return True
 
@@ -889,8 +914,11 @@ def _code_parameters(function):
 def _global_name(obj):
     """(module, qualname) of a module-level function that its module holds under that name, else None: the judge
     may then use its own (a library's function stays what it is: ``import_object("os.path.join") is join``)."""
-    module, qualname = getattr(obj, "__module__", None), getattr(obj, "__qualname__", None)
-    owner = getattr(obj, "__objclass__", None)
+    try:  # an instance's __getattr__ (the project's code) may raise anything for these
+        module, qualname = getattr(obj, "__module__", None), getattr(obj, "__qualname__", None)
+        owner = getattr(obj, "__objclass__", None)
+    except Exception:
+        return None
     if module is None and isinstance(owner, type) and owner.__module__ == "builtins":  # object.__init__
         return ("builtins", qualname) if getattr(owner, obj.__name__, None) is obj else None
     if not isinstance(module, str) or not isinstance(qualname, str) or "<" in qualname:
@@ -964,7 +992,7 @@ _LOOP = None
 
 
 def _mutable(value):
-    return isinstance(value, (list, dict, set, bytearray)) or hasattr(value, "__dict__") and not isinstance(
+    return isinstance(value, (list, dict, set, bytearray)) or defines(type(value), "__dict__") and not isinstance(
         value, (type, Lent, *FUNCTION_TYPES, *_UNDER_TEST)) and type(value).__module__ != "builtins"
 
 

@@ -46,6 +46,7 @@ import struct
 import sys
 import types
 import uuid
+import weakref
 
 import repoexec_futures
 
@@ -70,6 +71,7 @@ VALUE_CALLS = {("re", "_compile"), ("repoexec_wire", "dict_view"), ("repoexec_wi
                ("repoexec_wire", "named_tuple"), ("repoexec_wire", "new_lock"), ("repoexec_wire", "new_condition"), ("repoexec_wire", "bound_method"),
                ("repoexec_wire", "builtin_type"), ("repoexec_wire", "type_variable"), ("repoexec_wire", "code_summary"),
                ("repoexec_wire", "default_dict"), ("repoexec_wire", "mapping_proxy"), ("repoexec_wire", "marked"),
+               ("repoexec_wire", "weak_reference"),
                ("repoexec_wire", "ssl_context"), ("repoexec_wire", "ssl_socket"), ("repoexec_wire", "stood_for"), ("repoexec_wire", "named_logger"),
                ("repoexec_wire", "detached_stream"), ("repoexec_wire", "detached_opener"),
                ("repoexec_wire", "mocked"), ("repoexec_wire", "nested_function"), ("repoexec_wire", "new_cell"), ("repoexec_wire", "fill_cell"),
@@ -91,6 +93,8 @@ REBUILDERS = {
     ("pandas._libs.tslibs.timestamps", "_unpickle_timestamp"): None,
     ("pandas._libs.tslibs.timedeltas", "_timedelta_unpickle"): None,
     ("pytz", "_UTC"): None, ("pytz", "_p"): None,  # a time zone by its name and offsets, from pytz's own table
+    # cftime's dates (xarray's CFTimeIndex holds them): the class called with its fields, cftime's C constructor
+    ("cftime._cftime", "_create_datetime"): ("cftime._cftime", "datetime"),
 }
 # Library classes whose pickle gives their constructor its data (pandas' block managers: their blocks and axes),
 # made by the judge with that constructor, the library's own code on data
@@ -596,8 +600,8 @@ class JudgeUnpickler(pickle._Unpickler):
         stack[-1] = func(*args)
         if func is repoexec_futures.future:
             self.known.add(id(stack[-1]))  # the judge's own, on its loop (which the walk must not look into)
-        if func is bound_method and callable(stack[-1]) and not _kept(stack[-1].__self__):
-            self._chose(stack[-1])  # a class's or a value's method (``Cls.create``), named by the answer
+        if func is bound_method and callable(stack[-1]) and not _kept(getattr(stack[-1], "__self__", None)):
+            self._chose(stack[-1])  # a class's or a value's method (``Cls.create``, ``dict.__dict__["fromkeys"]``)
         self._made(stack[-1])
 
     def refuse_instantiation(self):
@@ -735,6 +739,12 @@ def _handle(item):
     return _handle_class(type(item)) or type(item) is types.FunctionType and HANDLE_MARK in item.__dict__
 
 
+def _handle_kind(item):
+    """What a handle stands for, to name it in a refusal: the type the candidate's object has there."""
+    kind = getattr(item, "_type", None) if type(item).__name__ == "Handle" else None
+    return f"handle to a {kind}" if isinstance(kind, str) else type(item).__name__
+
+
 def _held(item):
     """An instance of the class under test (a remote class's): the project's objects on the judge's side may hold
     it, as the tests do (litestar's scope state keeps its ``Headers``); each use of it is a call to the
@@ -745,6 +755,12 @@ def _held(item):
 def _handle_class(cls):
     """A handle's class (``repoexec_judge.Handle``, a remote class): its objects stand for the candidate's."""
     return getattr(cls, "lent", False) is True
+
+
+def defines(cls, name):
+    """Whether a class or a base defines ``name``: read as Python's protocols read it, never through an instance's
+    ``__getattr__`` (the project's code, which may raise anything: astroid's ``Const`` raises a ``KeyError``)."""
+    return any(name in vars(klass) for klass in cls.__mro__)
 
 
 def _reached(root, known, clean=None):
@@ -787,9 +803,10 @@ def _no_handle_in(value, known, clean, where):
     clean once is not looked into again (a chain of objects is walked once, not once per link), but for the
     containers pickle can still fill: the walk of the whole answer at the end sees what they come to hold."""
     reached = [item for item, *_ in _reached(value, known, clean)]
-    if any(_handle(item) and not _held(item) for item in reached):
-        raise WireError(f"{where} may not hold an object of the candidate's process: only data crosses into "
-                        "an object")
+    for item in reached:
+        if _handle(item) and not _held(item):
+            raise WireError(f"{where} may not hold an object of the candidate's process (a "
+                            f"{_handle_kind(item)}): only data crosses into an object")
     clean.update((id(item), item) for item in reached if type(item) not in _FILLED)
 
 
@@ -911,11 +928,13 @@ def _slots_of(klass):
 
 
 def _behaviour(cls, name):
-    """Whether the class or a base defines ``name`` as behaviour: a function, method, property or descriptor."""
+    """Whether the class or a base defines ``name`` as behaviour: a function, method, property or descriptor.
+    A ``functools.cached_property`` is not: it keeps its value in the instance's own dict under its name, so
+    that entry is the instance's data (astroid's ``Arguments.arguments``), read by the standard library's code."""
     for klass in cls.__mro__:
         if name in vars(klass):
             found = vars(klass)[name]
-            return callable(found) or hasattr(type(found), "__get__")
+            return type(found) is not functools.cached_property and (callable(found) or hasattr(type(found), "__get__"))
     return False
 
 
@@ -981,9 +1000,50 @@ def _structseq(cls):
 def is_sentinel(obj):
     """A module's marker object (``MISSING = object()``, tornado's ``moment``): compared by identity alone, so only
     that same object serves; it crosses by its name, and each side uses its own module's."""
+    return _identity_only(obj) and not callable(obj)
+
+
+def module_singleton(obj):
+    """(module, name) under which a library's module holds this very object, an instance of a class of its own that
+    compares by identity alone (astroid's ``Uninferable``, the one ``UninferableBase`` of ``astroid.util``,
+    callable and answering every attribute with itself; ``dataclasses.MISSING``): it crosses by that name either
+    way, and each side uses its own object of the name (``singleton``), so ``is`` holds as in one process; else
+    None. A class's module is read once a process."""
+    import sys
+
+    if not _identity_only(obj):
+        return None
     cls = type(obj)
-    return cls.__eq__ is object.__eq__ and cls not in VALUE_TYPES and not callable(obj) \
-        and not isinstance(obj, (type, types.ModuleType)) and not _handle(obj) and cls.__module__ not in repoexec_futures.MODULES
+    held = _SINGLETONS.get(cls)
+    if held is None:
+        module = sys.modules.get(cls.__module__) if isinstance(cls.__module__, str) else None
+        held = _SINGLETONS[cls] = {id(value): (name, value) for name, value in vars(module).items()
+                                   if type(value) is cls and not name.startswith("__")} \
+            if isinstance(module, types.ModuleType) and library_module(module.__name__) else {}
+    found = held.get(id(obj))
+    return (cls.__module__, found[0]) if found is not None and found[1] is obj else None
+
+
+_SINGLETONS = {}  # class -> {id: (name, object)} of the objects of it its library module holds (``module_singleton``)
+
+
+def singleton(module, name):
+    """The judge's own object that ``module_singleton`` named: held by a library's module under that name, of a
+    class of that module's that compares by identity alone; else None."""
+    import sys
+
+    owner = sys.modules.get(module) if isinstance(module, str) and library_module(module) else None
+    found = vars(owner).get(name) if isinstance(owner, types.ModuleType) and isinstance(name, str) else None
+    return found if found is not None and type(found).__module__ == module and _identity_only(found) else None
+
+
+def _identity_only(obj):
+    """An instance that only itself equals: no comparison of its class's own, no value, class, module, function,
+    handle or future (what crosses by a module's name of it: ``module_singleton``)."""
+    cls = type(obj)
+    return cls.__eq__ is object.__eq__ and cls.__ne__ is object.__ne__ and cls not in VALUE_TYPES \
+        and not isinstance(obj, (type, types.ModuleType, *FUNCTION_TYPES)) and not _handle(obj) \
+        and cls.__module__ not in repoexec_futures.MODULES
 
 
 def sentinels(module):
@@ -1077,6 +1137,9 @@ class _Pickler(pickle.Pickler):
         return converted(obj, self.as_values) if made is NotImplemented else made
 
 
+_BOUND = (types.MethodType, types.BuiltinMethodType, types.MethodWrapperType)  # what has a __self__ of its own
+
+
 def converted(obj, as_values=False):
     """How the wire sends a value pickle alone refuses or cannot name, or NotImplemented. ``as_values``: the
     candidate's process's answers, where what it made of the standard values crosses as their data (a subclass's
@@ -1121,7 +1184,9 @@ def converted(obj, as_values=False):
         return dict_view, (kind, list(obj))
     if type(obj) is memoryview:
         return memory, (obj.tobytes(), obj.format, obj.shape, obj.readonly)
-    owner = getattr(obj, "__self__", None)
+    # a method's owner, read from the method: never through an instance's __getattr__, which is the project's
+    # code (astroid's Const raises a KeyError there)
+    owner = obj.__self__ if type(obj) in _BOUND else None
     if type(obj) is types.MethodType and not isinstance(owner, types.ModuleType) \
             and (not isinstance(owner, type) or _named(owner)) \
             or type(obj) in (types.BuiltinMethodType, types.MethodWrapperType) \
@@ -1130,8 +1195,8 @@ def converted(obj, as_values=False):
         return bound_method, (owner, obj.__name__)  # parser.getint, (10).bit_length, int.mro, Cls.create
     if type(obj) is types.CodeType:  # a summary: names and counts, never the code or its constants
         return code_summary, ({name: getattr(obj, name) for name in _CODE_FIELDS},)
-    if type(obj) in _DESCRIPTORS and _named(obj.__objclass__):
-        return bound_method, (obj.__objclass__, obj.__name__)  # OSError.errno
+    if type(obj) in _DESCRIPTORS and (_named(obj.__objclass__) or obj.__objclass__ in _BUILTIN_TYPES.values()):
+        return bound_method, (obj.__objclass__, obj.__name__)  # OSError.errno, the __doc__ of a builtin's type
     if type(obj).__module__ == "typing" and type(obj).__name__ == "TypeVar" and (
             not _named_by_reduce(obj) or _of_tests(obj.__module__) or obj.__module__ == "__main__"):
         return type_variable, (obj.__name__, obj.__constraints__, obj.__bound__, obj.__covariant__,
@@ -1660,9 +1725,11 @@ def bound_method(owner, name):
     if not bindable(owner):
         raise WireError(f"a method of a {type(owner).__qualname__} may not be bound by the judge: only a class's, "
                         "a value's or a kept library object's")
+    found = vars(owner).get(name) if isinstance(owner, type) else None
+    if type(found) in _DESCRIPTORS and found.__objclass__ is owner:
+        return found  # a class's own descriptor (OSError.errno), which getattr may not give (a type's __doc__)
     found = getattr(owner, name)
-    if getattr(found, "__self__", None) is not owner and not (type(found) in _DESCRIPTORS
-                                                             and found.__objclass__ is owner):
+    if getattr(found, "__self__", None) is not owner:
         raise WireError(f"{name!r} is not a method of the object")
     return found
 
@@ -1714,6 +1781,17 @@ def dict_view(kind, items):
     return dict(items).items()
 
 
+def weak_reference(referent):
+    """A weak reference where the candidate's process held one to an object the judge holds (pydicom's
+    ``Sequence.parent``, to the test's dataset it was given): one to the judge's own object, so
+    ``seq.parent() is parent`` holds as in one process; a dead one where it was dead. No callback crosses."""
+    return weakref.ref(referent if referent is not None else _Gone())  # a _Gone is freed at once: a dead one
+
+
+class _Gone:
+    """What a dead weak reference is made to: nothing else holds it."""
+
+
 def memory(data, form, shape, readonly):
     view = memoryview(data if readonly else bytearray(data))
     return view.cast("B").cast(form, shape) if shape is not None and (form != "B" or len(shape) != 1) else view
@@ -1737,7 +1815,8 @@ def _locks():
 
 _LOCKS = _locks()
 _CONDITION = __import__("threading").Condition
-_DESCRIPTORS = (type(OSError.errno), type(type.__dict__["__name__"]))  # member and getset descriptors
+_DESCRIPTORS = (type(OSError.errno), type(type.__dict__["__name__"]),  # member, getset and class method descriptors
+                type(dict.__dict__["fromkeys"]))
 _VIEWS = {type({}.keys()): "keys", type({}.values()): "values", type({}.items()): "items"}
 
 
