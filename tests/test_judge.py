@@ -81,6 +81,10 @@ def weakly(value):
 def descriptors():
     return type(len).__dict__["__doc__"], dict.__dict__["fromkeys"], OSError.__dict__["errno"]
 
+def kind_of(value):
+    import inspect
+    return type(value).__name__, inspect.ismethoddescriptor(value)
+
 async def later(value):
     return value * 2
 
@@ -1137,9 +1141,14 @@ def test_a_weak_reference_crosses_as_one_to_what_its_referent_crossed_as(channel
 
 def test_a_descriptor_of_a_builtin_type_crosses_as_the_judges_own(channel):
     """astroid's model of the builtins holds them: the ``__doc__`` of a builtin's type, a class method's."""
+    import itertools
+
     judge, stops = channel
     assert call(judge, "descriptors") == (type(len).__dict__["__doc__"], dict.__dict__["fromkeys"],
                                           OSError.__dict__["errno"])
+    # a class's bound method is no descriptor of it: scrapy's get_func_args(chain.from_iterable)
+    assert call(judge, "kind_of", itertools.chain.from_iterable) == ("builtin_function_or_method", False)
+    assert call(judge, "kind_of", dict.__dict__["fromkeys"]) == ("classmethod_descriptor", True)
     assert not stops
 
 

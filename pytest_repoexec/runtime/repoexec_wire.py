@@ -71,7 +71,7 @@ VALUE_CALLS = {("re", "_compile"), ("repoexec_wire", "dict_view"), ("repoexec_wi
                ("repoexec_wire", "named_tuple"), ("repoexec_wire", "new_lock"), ("repoexec_wire", "new_condition"), ("repoexec_wire", "bound_method"),
                ("repoexec_wire", "builtin_type"), ("repoexec_wire", "type_variable"), ("repoexec_wire", "code_summary"),
                ("repoexec_wire", "default_dict"), ("repoexec_wire", "mapping_proxy"), ("repoexec_wire", "marked"),
-               ("repoexec_wire", "weak_reference"),
+               ("repoexec_wire", "weak_reference"), ("repoexec_wire", "class_descriptor"),
                ("repoexec_wire", "ssl_context"), ("repoexec_wire", "ssl_socket"), ("repoexec_wire", "stood_for"), ("repoexec_wire", "named_logger"),
                ("repoexec_wire", "detached_stream"), ("repoexec_wire", "detached_opener"),
                ("repoexec_wire", "mocked"), ("repoexec_wire", "nested_function"), ("repoexec_wire", "new_cell"), ("repoexec_wire", "fill_cell"),
@@ -600,7 +600,8 @@ class JudgeUnpickler(pickle._Unpickler):
         stack[-1] = func(*args)
         if func is repoexec_futures.future:
             self.known.add(id(stack[-1]))  # the judge's own, on its loop (which the walk must not look into)
-        if func is bound_method and callable(stack[-1]) and not _kept(getattr(stack[-1], "__self__", None)):
+        if func in (bound_method, class_descriptor) and callable(stack[-1]) \
+                and not _kept(getattr(stack[-1], "__self__", None)):
             self._chose(stack[-1])  # a class's or a value's method (``Cls.create``, ``dict.__dict__["fromkeys"]``)
         self._made(stack[-1])
 
@@ -1196,7 +1197,7 @@ def converted(obj, as_values=False):
     if type(obj) is types.CodeType:  # a summary: names and counts, never the code or its constants
         return code_summary, ({name: getattr(obj, name) for name in _CODE_FIELDS},)
     if type(obj) in _DESCRIPTORS and (_named(obj.__objclass__) or obj.__objclass__ in _BUILTIN_TYPES.values()):
-        return bound_method, (obj.__objclass__, obj.__name__)  # OSError.errno, the __doc__ of a builtin's type
+        return class_descriptor, (obj.__objclass__, obj.__name__)  # OSError.errno, the __doc__ of a builtin's type
     if type(obj).__module__ == "typing" and type(obj).__name__ == "TypeVar" and (
             not _named_by_reduce(obj) or _of_tests(obj.__module__) or obj.__module__ == "__main__"):
         return type_variable, (obj.__name__, obj.__constraints__, obj.__bound__, obj.__covariant__,
@@ -1725,12 +1726,19 @@ def bound_method(owner, name):
     if not bindable(owner):
         raise WireError(f"a method of a {type(owner).__qualname__} may not be bound by the judge: only a class's, "
                         "a value's or a kept library object's")
-    found = vars(owner).get(name) if isinstance(owner, type) else None
-    if type(found) in _DESCRIPTORS and found.__objclass__ is owner:
-        return found  # a class's own descriptor (OSError.errno), which getattr may not give (a type's __doc__)
     found = getattr(owner, name)
     if getattr(found, "__self__", None) is not owner:
         raise WireError(f"{name!r} is not a method of the object")
+    return found
+
+
+def class_descriptor(owner, name):
+    """A class's own descriptor, from the class's namespace (never ``getattr``, which gives what the descriptor
+    makes: a builtin type's ``__doc__`` string, ``chain.from_iterable`` bound): ``OSError.errno``, the ``__doc__``
+    of ``builtin_function_or_method`` and ``dict.fromkeys`` that astroid's model of the builtins holds."""
+    found = vars(owner).get(name) if isinstance(owner, type) and isinstance(name, str) else None
+    if type(found) not in _DESCRIPTORS or found.__objclass__ is not owner:
+        raise WireError(f"{name!r} is not a descriptor of the class")
     return found
 
 
