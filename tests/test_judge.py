@@ -644,6 +644,9 @@ class Till:
     pass
 
 
+TILL = Till()  # a project's own object: the focal module's markers have their door, other modules' none
+
+
 class Bag(list):  # a container whose pickle gives its items to the class, whose own __init__ takes more
     made = 0
 
@@ -1122,6 +1125,21 @@ def test_a_librarys_singleton_crosses_by_its_name_both_ways(channel):
     missing, helper, received = call(judge, "library_singletons", dataclasses.MISSING)
     assert missing is dataclasses.MISSING and helper is pydoc.help and received is True
     assert not stops
+
+
+@pytest.mark.parametrize("named", [
+    ("unittest.mock", "ANY"),  # a denied module's, which equals anything
+    ("uuid", "NAMESPACE_DNS"),  # a value, which crosses as one
+    ("dataclasses", "dataclass"),  # a function, which crosses by its own door
+    ("shop.money", "TILL"),  # not a library's
+    ("collections", "OrderedDict"),  # a class
+])
+def test_a_singleton_name_the_judge_would_not_use_is_refused(channel, named):
+    """A stream written by hand may name anything: only a library's object of a class of that module's that
+    compares by identity alone is the judge's own of the name."""
+    judge, _ = channel
+    with pytest.raises(WireError):
+        judge._persistent_load((), ("singleton", *named))
 
 
 def test_a_weak_reference_crosses_as_one_to_what_its_referent_crossed_as(channel):
