@@ -2310,6 +2310,40 @@ def test_a_problem_that_cannot_be_judged_apart_is_judged_beside_its_candidate_on
                for reason in row["reasons"]), row["reasons"]
 
 
+MANY_CALLS = '''
+def double(x):
+    return 2 * x
+'''
+
+MANY_CALLS_TESTS = '''
+from keeper.state import double
+
+
+def test_many_calls():
+    assert sum(map(double, range(300_000))) == 300_000 * 299_999
+'''
+
+
+@pytest.mark.timeout(300)
+def test_a_judges_decision_that_a_time_limit_made_is_made_again_by_the_next_run(run_repoexec, pytester,
+                                                                                 repoexec_cache):
+    """A test past its limit may be the host's doing (a loaded machine: RepoExec's validation, run while the
+    environments were built, kept pyMonet's ``memoize`` beside its candidate, and the decision was kept in the
+    cache for every later run). Here the split's round trips alone take the test past its 1 s limit: the
+    problem is judged beside its candidate, saying why, and the decision is tried again and never kept."""
+    project = write_one_problem(pytester.path, MANY_CALLS, "double", MANY_CALLS_TESTS)
+    for _ in range(2):
+        result, report = run_repoexec(str(project), "--repoexec-fresh", "--repoexec-judge=apart-or-in-process",
+                                      "--repoexec-timeout=1", subprocess=True)
+        assert report is not None, "\n".join(result.outlines[-30:])
+        (sample,) = report["samples"]
+        assert sample["passed"], sample
+        assert "test_many_calls passed in-process, failed apart" in sample["judge"], sample["judge"]
+        assert sample["judge"].endswith("a time limit was hit: a later run decides again"), sample["judge"]
+    kept = [path for path in (repoexec_cache / "judge").glob("*.json") if "test_many_calls" in path.read_text()]
+    assert kept == []
+
+
 DISPATCHED = '''\
 import functools
 
