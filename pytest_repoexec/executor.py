@@ -45,7 +45,7 @@ _STREAM_LIMIT = 64 << 20  # no session writes this many records
 _GRACE = 0.5  # seconds a sample's pipes may stay open after its process ended
 STUCK_GRACE = 2.0  # seconds a test may run past its limit before the sample counts as stuck (see _Progress)
 EXIT_GRACE = 5.0  # seconds a process may take to end after its session has
-_DECISION_TRIES = 3  # times a problem's reference is compared both ways where a time limit was hit (judged_apart)
+_DECISION_TRIES = 3  # times a problem's reference is compared both ways where a time limit made them differ
 _SIGNAL_LIMITS = {signal.SIGXCPU: ErrorType.CPU_LIMIT, signal.SIGXFSZ: ErrorType.FILE_SIZE_LIMIT}
 # The tests see a fixed environment, like the original harness's container: nothing of the caller's shell
 # (HOME, locale, time zone, PYTHON*, PYTEST_*) leaks into expected values.
@@ -227,21 +227,22 @@ class SubprocessExecutor:
     def _compare_reference(self, env: ProjectEnv, problem: Problem, focal: Path, original: str,
                            stub: str) -> tuple[list[str], str, bool]:
         """(the tests whose outcome differs between the reference in-process and apart, why that keeps the
-        problem in-process, whether a time limit was hit where they differ). A test past its limit on a loaded
-        host is the host's doing, not the split's: such a comparison is made again, up to ``_DECISION_TRIES``
-        times, before the problem is kept beside its candidate for it."""
+        problem in-process, whether a time limit made the first difference). A test past its limit may be a
+        loaded host's doing, not the split's: such a comparison is made again, up to ``_DECISION_TRIES`` times,
+        before the problem is kept beside its candidate for it."""
         for _ in range(_DECISION_TRIES):
             runs = [self._run(env, problem, focal, original, RunOptions(), None, "", once=True),
                     self._run(env, problem, focal, original, RunOptions(), stub, "")]
             together, apart = map(_outcomes, runs)
             differ = sorted(name for name in together.keys() | apart.keys() if together.get(name) != apart.get(name))
-            timed = any(_hit_time_limit(run, differ) for run in runs)
+            timed = _first_difference_timed(runs, differ)
             if not timed:
                 break
         why = "" if not differ else (
             f"the reference's outcomes differ under the judge ({len(differ)} tests: "
             + ", ".join(f"{name} {together.get(name, 'not run')} in-process, {apart.get(name, 'not run')} apart"
-                        for name in differ[:3]) + ")" + ("; a time limit was hit: a later run decides again" if timed else ""))
+                        for name in differ[:3]) + ")"
+            + ("; the first went past its time limit: a later run decides again" if timed else ""))
         return differ, why, timed
 
     def _run(self, env: ProjectEnv, problem: Problem, focal: Path, module_source: str, options: RunOptions,
@@ -755,11 +756,13 @@ def _judge_code() -> str:
         "repoexec_judge.py", "repoexec_serve.py", "repoexec_wire.py", "repoexec_futures.py", "repoexec_inner.py"))).hexdigest()
 
 
-def _hit_time_limit(run: SampleRun, differ: list[str]) -> bool:
-    """Where the two runs differ, a time limit may be why: the run went past its own, or one of the tests
-    that differ went past theirs."""
-    return bool(differ) and (run.stopped is ErrorType.TIMEOUT or run.timed_out or any(
-        test.error_type == ErrorType.TIMEOUT for test in run.tests if test.name in differ))
+def _first_difference_timed(runs: list[SampleRun], differ: list[str]) -> bool:
+    """Whether the first test whose outcome differs (in the order the runs ran them) went past its time limit
+    in either run: a difference a loaded host can make. The later ones may follow from it (a candidate's
+    process stuck past its limit stops the judge's session); a first difference of another kind is the split's."""
+    order = {name: index for index, name in enumerate(dict.fromkeys(test.name for run in runs for test in run.tests))}
+    first = min(differ, key=lambda name: order.get(name, len(order)), default=None)
+    return any(test.name == first and test.error_type == ErrorType.TIMEOUT for run in runs for test in run.tests)
 
 
 def _outcomes(run: SampleRun) -> dict[str, str]:
