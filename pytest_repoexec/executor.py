@@ -45,7 +45,7 @@ _STREAM_LIMIT = 64 << 20  # no session writes this many records
 _GRACE = 0.5  # seconds a sample's pipes may stay open after its process ended
 STUCK_GRACE = 2.0  # seconds a test may run past its limit before the sample counts as stuck (see _Progress)
 EXIT_GRACE = 5.0  # seconds a process may take to end after its session has
-_DECISION_TRIES = 3  # times a problem's reference is compared both ways where a time limit made them differ
+_DECISION_TRIES = 2  # times a problem's reference is compared both ways where a time limit made them differ
 _SIGNAL_LIMITS = {signal.SIGXCPU: ErrorType.CPU_LIMIT, signal.SIGXFSZ: ErrorType.FILE_SIZE_LIMIT}
 # The tests see a fixed environment, like the original harness's container: nothing of the caller's shell
 # (HOME, locale, time zone, PYTHON*, PYTEST_*) leaks into expected values.
@@ -228,8 +228,8 @@ class SubprocessExecutor:
                            stub: str) -> tuple[list[str], str, bool]:
         """(the tests whose outcome differs between the reference in-process and apart, why that keeps the
         problem in-process, whether a time limit made the first difference). A test past its limit may be a
-        loaded host's doing, not the split's: such a comparison is made again, up to ``_DECISION_TRIES`` times,
-        before the problem is kept beside its candidate for it."""
+        loaded host's doing, not the split's: such a comparison is made ``_DECISION_TRIES`` times in all before
+        the problem is kept beside its candidate for it."""
         for _ in range(_DECISION_TRIES):
             runs = [self._run(env, problem, focal, original, RunOptions(), None, "", once=True),
                     self._run(env, problem, focal, original, RunOptions(), stub, "")]
