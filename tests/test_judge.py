@@ -2167,6 +2167,59 @@ def test_builtin_data_is_read_in_c_and_anything_named_by_the_checked_reader():
         judge_loads(b"cos\nsystem\n(S'true'\ntR.")
 
 
+def _pickled_answer(value, pid_of):
+    """An answer message as the candidate's process writes it: ``pid_of`` gives the objects sent as references."""
+    buffer = io.BytesIO()
+    pickler = pickle.Pickler(buffer, protocol=4)
+    pickler.persistent_id = pid_of
+    pickler.dump(value)
+    return buffer.getvalue()
+
+
+def _read_both_ways(data, persistent):
+    """(what ``loads_checked`` made, what the checked reader alone made): each a value, or ``WireError`` where it
+    refused the message (``loads_checked`` tells any error of the checked reader as one)."""
+    def outcome(read):
+        try:
+            return read()
+        except Exception:  # noqa: BLE001 (refused, whatever the reader's own error)
+            return WireError
+    return (outcome(lambda: repoexec_wire.loads_checked(data, [], persistent)),
+            outcome(lambda: repoexec_wire.JudgeUnpickler(data, [], persistent).load()))
+
+
+def test_an_answer_that_is_one_reference_is_read_in_c_as_the_checked_reader_reads_it():
+    """A call's answer that is a reference alone (a handle: pyMonet's ``memoize`` answers a function ten thousand
+    times in one test) is read by pickle's C unpickler and the reference resolved after; a reference anywhere
+    else, two of them, or one an opcode acts on (a memo's copy put in a dict, a BUILD) goes to the checked
+    reader. Either way the message is what the checked reader alone makes of it."""
+    judges = {("judge", 1): ["the judge's own"], ("judge", 2): ["another"]}
+    persistent = judges.__getitem__
+    marker = object()
+    bare = _pickled_answer(("return", 7, {}, marker), lambda obj: ("judge", 1) if obj is marker else None)
+    message, pid = repoexec_wire._plain(bare)
+    assert pid == ("judge", 1) and message[:3] == ("return", 7, {})
+    assert _read_both_ways(bare, persistent) == (("return", 7, {}, judges[("judge", 1)]),) * 2
+    assert repoexec_wire.loads_checked(bare, [], persistent)[3] is judges[("judge", 1)]
+
+    two = _pickled_answer(("return", 7, {"k": marker}, marker), lambda obj: ("judge", 1) if obj is marker else None)
+    # by hand: ("return", 7, {...}, <the reference>), the reference also put in the dict by the memo (one marker,
+    # two places), or given a state by BUILD
+    start, pid = b"\x80\x04(\x8c\x06returnK\x07}", b"\x8c\x05judgeK\x01\x86Q"
+    memo = start + b"\x8c\x01k" + pid + b"\x94sh\x00t."  # MEMOIZE, SETITEM, BINGET 0, TUPLE
+    shaped = start + pid + b"}\x8c\x01aK\x01sbt."  # a state {"a": 1}, BUILD
+    for data in (two, memo, shaped):
+        with pytest.raises(Exception):
+            repoexec_wire._plain(data)
+        both = _read_both_ways(data, persistent)
+        assert both[0] == both[1], both
+    made = repoexec_wire.loads_checked(memo, [], persistent)
+    assert made[2]["k"] is made[3] is judges[("judge", 1)]
+    with pytest.raises(WireError):
+        repoexec_wire.loads_checked(_pickled_answer(("return", 7, {}, marker), lambda obj: "not a tuple"
+                                                    if obj is marker else None), [], judges.__getitem__)
+
+
 def test_a_message_bigger_than_the_limit_is_not_read():
     ours, theirs = socket.socketpair()
     theirs.sendall((repoexec_wire.MESSAGE_LIMIT + 1).to_bytes(8, "big"))

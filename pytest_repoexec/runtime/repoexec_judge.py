@@ -1072,7 +1072,7 @@ class Channel:
         if isinstance(obj, FUNCTION_TYPES) and not _by_reference(obj):
             if _pure(obj):  # a test's key function: called where the candidate calls it, with no round trip
                 self.in_reference = 4
-                return ("judge code", self._lend(obj, None)[1], marshal.dumps(_placeless(obj.__code__)), obj.__name__)
+                return ("judge code", self._lend(obj, None)[1], _sent_code(obj.__code__), obj.__name__)
             return self._lend(obj, _described_function(obj))
         if _of_tests((obj if isinstance(obj, type) else type(obj)).__module__) \
                 and not isinstance(obj, BaseException) and _unpicklable(obj):
@@ -1263,7 +1263,31 @@ def _pure(function):
     if type(function) is not types.FunctionType or function.__closure__ or function.__defaults__ \
             or function.__kwdefaults__ or function.__dict__:
         return False
-    codes = [function.__code__]
+    builtins_read = _code_read(function.__code__)[1]
+    return builtins_read is not None and not any(name in function.__globals__ for name in builtins_read)
+
+
+_CODES_KEPT = 4096
+_CODES_READ = {}  # id(code) -> [code, what _walk_builtins found, its marshalled placeless form or None]
+
+
+def _code_read(code):
+    """The test's code object's entry, made once: a lambda a test makes in a loop is the same code each time
+    (pyMonet's ``memoize(lambda x: x ** 2, eq)`` 10,000 times), and its walk cost a tenth of a round trip. The
+    code is kept, so that its id names no other code later."""
+    found = _CODES_READ.get(id(code))
+    if found is None:
+        if len(_CODES_READ) >= _CODES_KEPT:  # codes a test compiles in a loop: kept no longer than this
+            _CODES_READ.clear()
+        found = _CODES_READ[id(code)] = [code, _walk_builtins(code), None]
+    return found
+
+
+def _walk_builtins(code):
+    """The global names the code (nested code too) loads, where each is one of ``_PURE_BUILTINS``, its constants
+    are scalars, and it imports, stores and looks up nothing else; None otherwise. Whether a function's globals
+    shadow one of those names is the function's own to check (``_pure``)."""
+    names, codes = set(), [code]
     while codes:
         code = codes.pop()
         for constant in code.co_consts:
@@ -1271,14 +1295,24 @@ def _pure(function):
                 codes.append(constant)
             elif type(constant) is tuple:
                 if not all(type(item) in _PURE_CONSTANTS for item in constant):
-                    return False
+                    return None
             elif type(constant) not in _PURE_CONSTANTS:
-                return False
+                return None
         for instruction in dis.get_instructions(code):
             if instruction.opname in _NOT_PURE or instruction.opname == "LOAD_GLOBAL" and (
-                    instruction.argval not in _PURE_BUILTINS or instruction.argval in function.__globals__):
-                return False
-    return True
+                    instruction.argval not in _PURE_BUILTINS):
+                return None
+            if instruction.opname == "LOAD_GLOBAL":
+                names.add(instruction.argval)
+    return frozenset(names)
+
+
+def _sent_code(code):
+    """A pure function's code as it crosses (``_placeless``, marshalled), made once a code object."""
+    entry = _code_read(code)
+    if entry[2] is None:
+        entry[2] = marshal.dumps(_placeless(code))
+    return entry[2]
 
 
 def _placeless(code):

@@ -467,6 +467,17 @@ def module_of_project(name, roots):
     return any(real.startswith(root.rstrip("/") + "/") for root in roots)
 
 
+def _referred(persistent, pid, known, chosen):
+    """What a reference in an answer stands for (``persistent``: the judge's reading of it), noted for the checks
+    that follow the reading (``_handles_only_in_containers``)."""
+    found = persistent(pid)
+    if isinstance(pid, tuple) and pid[:1] == ("handle",) and not _handle(found):
+        chosen[id(found)] = found  # a function by its name: the judge's own, the candidate's choice
+    elif not _handle(found):
+        known.add(id(found))  # the judge's own (a test's argument): not looked into
+    return found
+
+
 class JudgeUnpickler(pickle._Unpickler):
     """Reads what the candidate's process sent. ``persistent`` resolves the judge's markers."""
 
@@ -485,12 +496,7 @@ class JudgeUnpickler(pickle._Unpickler):
         self.nested, self.cells = [], {}  # functions made of the judge's own code (``nested_function``), their empty cells
 
     def persistent_load(self, pid):
-        found = self.persistent(pid)
-        if isinstance(pid, tuple) and pid[:1] == ("handle",) and not _handle(found):
-            self._chose(found)  # a function by its name: the judge's own, the candidate's choice
-        elif not _handle(found):
-            self.known.add(id(found))  # the judge's own (a test's argument): not looked into
-        return found
+        return _referred(self.persistent, pid, self.known, self.chosen)
 
     def _chose(self, function):
         self.chosen[id(function)] = function
@@ -1084,37 +1090,92 @@ def _may_construct(cls):
 
 
 class _NotPlain(Exception):
-    """A message that names a class or function, or refers to an object: read by ``JudgeUnpickler``."""
+    """A message that names a class or function, or refers to an object anywhere but as the answer itself: read by
+    ``JudgeUnpickler``."""
+
+
+class _Reference:
+    """Where the plain reader met a reference: an object of no state and no behaviour, which no opcode can fill
+    (BUILD, APPEND and SETITEM on it fail, and the message goes to ``JudgeUnpickler``)."""
+
+    __slots__ = ()
 
 
 class _PlainUnpickler(pickle.Unpickler):
     """pickle's C unpickler, for a message of builtin data alone (str, int, float, bytes, None, bool, list, tuple,
-    dict, set, frozenset: what pickle writes with opcodes of their own). It names nothing and refers to nothing,
-    so no REDUCE, NEWOBJ, BUILD or INST can find anything to call or to set a state on, and none of
-    ``JudgeUnpickler``'s checks has anything to look at: the same value, read in C."""
+    dict, set, frozenset: what pickle writes with opcodes of their own) and at most one reference, left as a
+    ``_Reference`` until the message is read. It names nothing, so no REDUCE, NEWOBJ, BUILD or INST can find
+    anything to call or to set a state on, and none of ``JudgeUnpickler``'s checks has anything to look at: the
+    same value, read in C."""
+
+    def __init__(self, file):
+        super().__init__(file)
+        self.references = []  # (the marker, its pid)
 
     def find_class(self, module, name):
         raise _NotPlain
 
     def persistent_load(self, pid):
+        if self.references:
+            raise _NotPlain
+        self.references.append((_Reference(), pid))
+        return self.references[-1][0]
+
+
+def _plain(data):
+    """The message read in C, and the pid of the reference that stands as its last item (a call's answer that is
+    a handle: ``("return", number, changed, <handle>)``), or None where it holds none. ``_NotPlain`` (or pickle's
+    own error) for any other message: a reference anywhere else (a memo can put one marker in two places) is
+    ``JudgeUnpickler``'s to read, with every check of its own."""
+    reader = _PlainUnpickler(io.BytesIO(data))
+    message = reader.load()
+    if not reader.references:
+        return message, None
+    ((marker, pid),) = reader.references
+    del reader  # its memo: a marker kept there would be a second place
+    if type(message) is not tuple or not message or message[-1] is not marker or _holds(message[:-1], marker):
         raise _NotPlain
+    return message, pid
+
+
+def _holds(data, marker):
+    """Whether builtin data (lists, tuples, dicts and sets of scalars, cycles too) holds ``marker`` anywhere."""
+    seen, todo = set(), [data]
+    while todo:
+        item = todo.pop()
+        if item is marker:
+            return True
+        if type(item) in (list, tuple, set, frozenset, dict) and id(item) not in seen:
+            seen.add(id(item))
+            todo.extend(item.items() if type(item) is dict else item)
+    return False
 
 
 def loads_checked(data, project_roots, persistent):
     """What the candidate's process sent, read as ``JudgeUnpickler`` reads it (builtin data alone, the most
-    answers, by pickle's C code)."""
+    answers, and a bare handle, by pickle's C code)."""
     try:
-        return _PlainUnpickler(io.BytesIO(data)).load()
+        message, pid = _plain(data)
     except Exception:  # anything else, or not read at all: the checked reader decides, with its own errors
-        pass
+        message = pid = _NOT_READ
     try:
-        return JudgeUnpickler(data, project_roots, persistent).load()
+        if message is _NOT_READ:
+            return JudgeUnpickler(data, project_roots, persistent).load()
+        if pid is None:
+            return message
+        known, chosen = set(), {}
+        message = (*message[:-1], _referred(persistent, pid, known, chosen))
+        _handles_only_in_containers(message, known, chosen)
+        return message
     except WireError:
         raise
     except RecursionError:
         raise WireError("a value nested too deep") from None
     except Exception as exc:
         raise WireError(f"an answer the judge cannot read: {type(exc).__name__}: {exc}") from None
+
+
+_NOT_READ = object()
 
 
 def dumps(value, persistent_id=None, as_values=False, reduce=None):
