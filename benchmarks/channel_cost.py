@@ -3,11 +3,13 @@
     python benchmarks/channel_cost.py [--calls 5000]
 
 A real ``repoexec_serve`` (the candidate's process, no sandbox) serves a small module; the judge's ``Channel``, in
-this process, calls it ``--calls`` times after a warm-up, in four ways: a function answering a boolean, one
+this process, calls it ``--calls`` times after a warm-up, in five ways: a function answering a boolean, one
 raising a builtin exception (what a failing sample's calls mostly do), a generator's handle stepped once a call
-(``next``), and the same generator iterated (``for``: its items come in batches made ahead, so "a call" is an
-item there). Prints each way's judge CPU, the candidate's process's CPU (its whole life, start-up included, over every
-call it served) and the wall time, in microseconds a call. Issue 42's figures for the crossing come from here.
+(``next``), the same generator iterated (``for``: its items come in batches made ahead, so "a call" is an item
+there), and a function that the candidate's process makes and answers, then called once (``made``: pyMonet's
+``memoize(lambda x: x ** 2, eq)(x)``, two round trips a "call", the test's pure lambda sent as its code). Prints
+each way's judge CPU, the candidate's process's CPU (its whole life, start-up included, over every call it served)
+and the wall time, in microseconds a call. Issue 42's figures for the crossing come from here.
 """
 
 from __future__ import annotations
@@ -33,6 +35,11 @@ def is_slug(text, separator="-"):
 
 def refuse(value):
     raise ValueError(f"not a slug: {value!r}")
+
+def adder(key):
+    def added(value):
+        return key(value) + 1
+    return added
 
 def count():
     number = 0
@@ -66,6 +73,8 @@ def measure(way: str, calls: int, folder: Path) -> tuple[float, float, float]:
                 channel.call(("function", "bench_module", "refuse"), ("A Slug",), {})
             except ValueError:
                 pass
+        elif way == "made":
+            channel.call(("function", "bench_module", "adder"), (lambda x: x * 2,), {})(3)
         else:
             next(counter)
 
@@ -93,7 +102,7 @@ def main() -> None:
         sys.path.insert(0, str(folder))
         print(f"{args.calls} calls each, after {WARM_UP} to warm up; microseconds a call")
         print(f"{'way':<10} {'judge CPU':>10} {'candidate CPU':>14} {'wall':>8}")
-        for way in ("plain", "raising", "generator", "iterated"):
+        for way in ("plain", "raising", "generator", "iterated", "made"):
             judge, candidate, wall = measure(way, args.calls, folder)
             print(f"{way:<10} {judge:>10.0f} {candidate:>14.0f} {wall:>8.0f}")
 
