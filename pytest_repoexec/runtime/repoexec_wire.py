@@ -1110,16 +1110,16 @@ class _PlainUnpickler(pickle.Unpickler):
 
     def __init__(self, file):
         super().__init__(file)
-        self.references = []  # (the marker, its pid)
+        self.reference = None  # (the marker, its pid)
 
     def find_class(self, module, name):
         raise _NotPlain
 
     def persistent_load(self, pid):
-        if self.references:
+        if self.reference is not None:
             raise _NotPlain
-        self.references.append((_Reference(), pid))
-        return self.references[-1][0]
+        self.reference = (_Reference(), pid)
+        return self.reference[0]
 
 
 def _plain(data):
@@ -1129,26 +1129,13 @@ def _plain(data):
     ``JudgeUnpickler``'s to read, with every check of its own."""
     reader = _PlainUnpickler(io.BytesIO(data))
     message = reader.load()
-    if not reader.references:
+    if reader.reference is None:
         return message, None
-    ((marker, pid),) = reader.references
-    del reader  # its memo: a marker kept there would be a second place
-    if type(message) is not tuple or not message or message[-1] is not marker or _holds(message[:-1], marker):
+    marker, pid = reader.reference
+    if type(message) is not tuple or not message or message[-1] is not marker \
+            or any(item is marker for item, *_ in _reached(message[:-1], ())):
         raise _NotPlain
     return message, pid
-
-
-def _holds(data, marker):
-    """Whether builtin data (lists, tuples, dicts and sets of scalars, cycles too) holds ``marker`` anywhere."""
-    seen, todo = set(), [data]
-    while todo:
-        item = todo.pop()
-        if item is marker:
-            return True
-        if type(item) in (list, tuple, set, frozenset, dict) and id(item) not in seen:
-            seen.add(id(item))
-            todo.extend(item.items() if type(item) is dict else item)
-    return False
 
 
 def loads_checked(data, project_roots, persistent):
