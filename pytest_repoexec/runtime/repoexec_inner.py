@@ -16,7 +16,10 @@ import json
 import os
 import pickle
 import re
+import signal
 import sys
+import threading
+import time
 from ast import literal_eval
 
 import pytest
@@ -190,6 +193,45 @@ def limit_tests(items, limits):
     for item in items:
         if item.name in limits:
             item.add_marker(pytest.mark.timeout(limits[item.name]))
+
+
+# What a test judged apart may take past its time limit for each call it makes across (at most its limit again):
+# about three times a round trip's wall time on a loaded 2-core machine (throughput.md, "channel_cost").
+CROSSING_ALLOWANCE = 0.001
+
+
+class _CrossingTimer:
+    """A judge's test timer (pytest-timeout's ``pytest_timeout_set_timer`` hook): the test's limit, plus
+    ``CROSSING_ALLOWANCE`` for each call it made to the candidate's process, at most the limit again. Beside its
+    candidate a test's calls cost nothing; apart each is a round trip, the host's time, not the candidate's
+    (pyMonet's ``memoize`` test makes 20,000 of them in its 5 s). The count is the judge's own: the calls it sent.
+    Only tests that reach their limit pay for this, at the alarm; an alarm with time left is set again."""
+
+    def pytest_timeout_set_timer(self, item, settings):
+        channel = repoexec_judge._CHANNEL
+        if channel is None or settings.method != "signal" or threading.current_thread() is not threading.main_thread():
+            return None  # pytest-timeout's own timer, as beside the candidate
+        import pytest_timeout
+
+        started, first = time.monotonic(), channel.ids
+
+        def alarm(signum, frame):
+            __tracebackhide__ = True
+            allowed = min(settings.timeout, (channel.ids - first) * CROSSING_ALLOWANCE)
+            left = started + settings.timeout + allowed - time.monotonic()
+            if left > 0:
+                signal.setitimer(signal.ITIMER_REAL, left)
+                return
+            pytest_timeout.timeout_sigalrm(item, settings)
+
+        def cancel():
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, signal.SIG_DFL)
+
+        item.cancel_timeout = cancel
+        signal.signal(signal.SIGALRM, alarm)
+        signal.setitimer(signal.ITIMER_REAL, settings.timeout)
+        return True
 
 
 def read_for_failures(items):
@@ -640,6 +682,8 @@ def pytest_configure(config):
     writer = _Writer()
     writer.write(protocol.Start())
     _RECORDER = _Recorder(writer, config.getoption("--repoexec-reruns"), focal, runner_under_test, judge)
+    if judge:
+        config.pluginmanager.register(_CrossingTimer(), "repoexec-crossing-timer")
     if config.getoption("--repoexec-attach"):  # the sample's part comes with attach(), once it is forked
         config.pluginmanager.register(_RECORDER, "repoexec-recorder")
         return
