@@ -619,7 +619,7 @@ class Channel:
         self.sock = socket_from(fd)
         self.project_roots = project_roots
         self.on_stop = on_stop  # told why the session must stop (the candidate's process is gone or stuck)
-        self.ids = 0
+        self.ids = 0  # the number of the last call sent: the calls so far (a judge's test timer counts them)
         self.lent, self.lent_ids = {}, {}  # the judge's objects the candidate may call back: hid -> object
         self.codecs = []  # the project's codec search functions registered here for the candidate's process
         self.objects = {}  # the candidate's objects answered by value, by the number its process gave them
