@@ -282,7 +282,10 @@ class SubprocessExecutor:
                 candidate = self._candidate_launch(env, problem, focal, module_source, Path(scratch) / "candidate",
                                                    options)
                 roots = [f"--repoexec-project-root={root}" for root in project_roots(env, candidate)]
-                launch = replace(launch, arguments=(*launch.arguments, *roots, *_judge_only(tests)))
+                # a judge's test may run past its limit by its calls across, at most the limit again
+                # (``repoexec_inner._CrossingTimer``): the longest it may run before it counts as stuck
+                launch = replace(launch, arguments=(*launch.arguments, *roots, *_judge_only(tests)),
+                                 test_limit=2 * launch.test_limit)
                 started = time.monotonic()
                 watched = self._execute_split(env, problem, launch, candidate, token)
         try:

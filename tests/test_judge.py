@@ -2400,7 +2400,7 @@ def test_a_judges_decision_that_a_time_limit_made_is_made_again_by_the_next_run(
 
 CALLING_FOR_A_WHILE = '''
 def seconds_of_calls(_):
-    return 1.3
+    return 7.5
 '''
 
 CALLING_FOR_A_WHILE_TESTS = '''
@@ -2421,14 +2421,15 @@ def test_calls_for_a_while():
 
 @pytest.mark.timeout(300)
 def test_a_test_judged_apart_is_given_its_calls_across_up_to_its_limit_again(run_repoexec, pytester):
-    """The crossing is the host's time: apart, the reference's test calls across for 1.3 s (thousands of round
-    trips) in a 1 s limit, and passes, so the problem is judged apart; a candidate whose answer keeps the test
-    calling for 2.5 s is stopped as a ``Timeout``: the allowance is at most the limit again."""
+    """The crossing is the host's time: apart, the reference's test calls across for 7.5 s (thousands of round
+    trips) in a 5 s limit, and passes, so the problem is judged apart (nor does the engine take the test for stuck
+    2 s past its limit); a candidate whose answer keeps the test calling for 12 s is stopped as a ``Timeout``: the
+    allowance is at most the limit again."""
     project = write_one_problem(pytester.path, CALLING_FOR_A_WHILE, "seconds_of_calls", CALLING_FOR_A_WHILE_TESTS)
     replay = write_replay(pytester.path / "slow.jsonl", {"keeper/seconds_of_calls": [
-        "def seconds_of_calls(_):\n    return 1.3\n", "def seconds_of_calls(_):\n    return 2.5\n"]})
+        "def seconds_of_calls(_):\n    return 7.5\n", "def seconds_of_calls(_):\n    return 12\n"]})
     result, report = run_repoexec(str(project), "--repoexec-fresh", f"--repoexec-model=replay:{replay}",
-                                  "--repoexec-timeout=1", subprocess=True)
+                                  "--repoexec-timeout=5", subprocess=True)
     assert report is not None, "\n".join(result.outlines[-30:])
     honest, slow = sorted(report["samples"], key=lambda sample: sample["sample"])
     assert honest["judge"] == "apart" and honest["passed"], honest
