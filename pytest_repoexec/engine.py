@@ -7,14 +7,15 @@ from __future__ import annotations
 import dataclasses
 import functools
 import threading
+from collections.abc import Sequence
 
 from .decoy import Decoys
 from .environment import Environments, ProjectEnv
-from .evaluation import REFERENCE, Evaluation, evaluate, without_running
+from .evaluation import REFERENCE, Evaluation, environment_name, evaluate, without_running
 from .executor import SubprocessExecutor
 from .problem import Problem
 from .settings import Settings, make_executor
-from .store import ResultStore
+from .store import Pack, ResultStore
 
 
 class Engine:
@@ -43,22 +44,33 @@ class Engine:
         return evaluate(problem, sample, completion, self.environment(problem), self.executor, self.store,
                         self.settings.fail_fast or fail_fast, limits, self.decoys)
 
-    def stored(self, problem: Problem, sample: int, completion: str) -> Evaluation | None:
-        """The sample's verdict where the result store holds it (and its limits' reference's), else None:
-        nothing is run."""
+    def stored(self, problem: Problem, samples: Sequence[tuple[int, str]]) -> list[Evaluation] | None:
+        """The verdicts of these samples (index, completion) of the problem where the result store holds them
+        all (and their limits' reference's), else None: nothing is run. Read through the problem's pack for
+        them (one file), which is written where it did not yet hold them all."""
+        env = self.environment(problem)
+        pack = self.store.pack(problem, environment_name(env), samples)
         try:
-            limits = None if completion == problem.reference else self.relative_timeouts(problem, run=False)
+            limits = self.relative_timeouts(problem, run=False, pack=pack)
         except NotStored:
             return None
-        return without_running(problem, sample, completion, self.environment(problem), self.settings.judge,
-                               self.store, self.settings.fail_fast, limits)
+        found = []
+        for sample, completion in samples:
+            evaluation = without_running(problem, sample, completion, env, self.settings.judge, self.store,
+                                         self.settings.fail_fast, None if completion == problem.reference else limits,
+                                         pack)
+            if evaluation is None:
+                return None
+            found.append(evaluation)
+        self.store.write_pack(pack)
+        return found
 
-    def relative_timeouts(self, problem: Problem, run: bool = True) -> dict[str, float] | None:
+    def relative_timeouts(self, problem: Problem, run: bool = True, pack: Pack | None = None) -> dict[str, float] | None:
         """Each test's own limit, as EvalPlus sets them: the reference's time on it times
         --repoexec-timeout-factor, at least --repoexec-min-timeout, never above the run's limit. The reference
         runs once for its times (its verdict is kept in the store, and is also the reference sample's); a test
         it did not pass keeps the run's limit. None: no relative timeouts. ``run=False``: only from a verdict
-        the store holds (``NotStored`` where it holds none)."""
+        the store holds (``NotStored`` where it holds none), looked for in ``pack`` first."""
         settings = self.settings
         if not settings.timeout_factor:
             return None
@@ -67,7 +79,7 @@ class Engine:
             reference = evaluate(problem, REFERENCE, problem.reference, env, self.executor, self.store,
                                  settings.fail_fast, decoys=self.decoys) if run else \
                 without_running(problem, REFERENCE, problem.reference, env, settings.judge, self.store,
-                                settings.fail_fast)
+                                settings.fail_fast, pack=pack)
             if reference is None:
                 raise NotStored(problem.id)
             cap = problem.timeout or settings.test_timeout

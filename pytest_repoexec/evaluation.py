@@ -18,7 +18,7 @@ from .environment import ProjectEnv
 from .executor import Executor, RunOptions, SampleRun
 from .problem import Problem
 from .results import SampleResult, first_failure, verdict
-from .store import ResultStore
+from .store import Pack, ResultStore
 from .runtime.repoexec_protocol import ErrorType
 
 REFERENCE = -1  # the sample index of the reference's own run (the yardstick of relative timeouts)
@@ -75,13 +75,14 @@ def evaluate(
 
 def without_running(
     problem: Problem, sample: int, completion: str, env: ProjectEnv, judge: str, store: ResultStore,
-    fail_fast: bool = False, test_timeouts: Mapping[str, float] | None = None,
+    fail_fast: bool = False, test_timeouts: Mapping[str, float] | None = None, pack: Pack | None = None,
 ) -> Evaluation | None:
     """The verdict ``evaluate`` gives where nothing need run for it: the result store's, found under the
-    completion's own text (its alias), or that of a completion that makes no candidate; else None. ``judge``:
-    the run's mode (``executor.JUDGE_MODES``; no executor is made: its sandbox is not checked)."""
+    completion's own text (its alias; in the problem's ``pack`` first), or that of a completion that makes no
+    candidate; else None. ``judge``: the run's mode (``executor.JUDGE_MODES``; no executor is made: its sandbox
+    is not checked)."""
     options = _options(fail_fast, test_timeouts)
-    found = store.through_alias(_aliased(problem, completion, env, judge, store, options)[2])
+    found = store.through_alias(_aliased(problem, completion, env, judge, store, options)[2], pack)
     if found is not None:
         return _read_back(problem, sample, completion, None, *found)
     candidate = make_candidate(problem, completion)
@@ -96,9 +97,14 @@ def _aliased(problem: Problem, completion: str, env: ProjectEnv, judge: str, sto
              options: RunOptions) -> tuple[str, dict[str, Any], str]:
     """(the environment's name, the run's variant, the completion's alias): what the store's keys take. A
     sample stopped at its first failing test has no TR: it is stored apart from one that ran every test."""
-    environment = env.python.parent.parent.name
+    environment = environment_name(env)
     variant = {"test_timeouts": options.test_timeouts, "judge": judge, "first_failure": options.first_failure}
     return environment, variant, store.alias(problem, environment, completion, variant)
+
+
+def environment_name(env: ProjectEnv) -> str:
+    """The environment as the store's keys name it: its folder, whose name covers what it was built from."""
+    return env.python.parent.parent.name
 
 
 def _read_back(problem: Problem, sample: int, completion: str, candidate: Candidate | None,

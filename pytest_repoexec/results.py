@@ -6,7 +6,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from .executor import SampleRun, TestOutcome
-from .runtime.repoexec_protocol import ErrorType, error_type_of
+from .runtime.repoexec_protocol import ErrorType
 
 ERROR_LOG_LIMIT = 3000
 LIMITS = frozenset({ErrorType.MEMORY_LIMIT, ErrorType.PROCESS_LIMIT, ErrorType.OUTPUT_LIMIT, ErrorType.CPU_LIMIT,
@@ -51,10 +51,12 @@ class SampleResult:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> SampleResult:
-        return cls(**data | {"error_type": error_type_of(data["error_type"])})
+        kind = data["error_type"]  # the engine's own kind where it is one (``error_type_of``, without its raise)
+        return cls(**data | {"error_type": _ERROR_TYPES.get(kind, kind) if isinstance(kind, str) else kind})
 
 
 _FIELDS = tuple(item.name for item in fields(SampleResult))
+_ERROR_TYPES = {str(kind): kind for kind in ErrorType}
 
 
 def failing_tests(run: SampleRun) -> list[TestOutcome]:

@@ -207,6 +207,9 @@ class ScoringSession:
             starts[result.problem] = max(starts.get(result.problem, 0.0), result.phases.get("warm start", 0.0))
         self.times.record({problem: {"sample": sum(seconds) / len(seconds), "start": starts[problem]}
                            for problem, seconds in spent.items()})
+        if self.distributing and not self.read and not self.hosts and self.completions:
+            for _ in self._stored(self.samples):  # packed now, for the next run to read back (``store``)
+                pass
 
     @functools.cached_property
     def times(self) -> ProblemTimes:
@@ -284,14 +287,22 @@ class ScoringSession:
         if self.settings.fresh or self.hosts or not self.distributing or self.unread or \
                 len(samples) != len(session.items):
             return {}
-        assert self.completions is not None
         read = {}
-        for item in samples:
-            evaluation = self.engine.stored(item.problem, item.sample, self.completions[item.problem.id][item.sample])
-            if evaluation is None:
+        for items, found in self._stored(samples):
+            if found is None:
                 return {}
-            read[item.nodeid] = evaluation
+            read.update((item.nodeid, evaluation) for item, evaluation in zip(items, found))
         return read
+
+    def _stored(self, samples: list[SampleItem]) -> Iterator[tuple[list[SampleItem], list[Evaluation] | None]]:
+        """Each problem's samples, and their verdicts where the store holds them all (read through the
+        problem's pack, which is written where it did not hold them: ``Engine.stored``)."""
+        by_problem: dict[str, list[SampleItem]] = {}
+        for item in samples:
+            by_problem.setdefault(item.problem.id, []).append(item)
+        for problem_id, items in by_problem.items():
+            yield items, self.engine.stored(items[0].problem, [(item.sample, self.completion(problem_id, item.sample))
+                                                               for item in items])
 
     def problem(self, problem_id: str) -> Problem:
         return self.selected[problem_id]

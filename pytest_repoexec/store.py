@@ -8,7 +8,11 @@ then reads it); a run that is started again, after finishing or after ``kill -9`
 and evaluates only the rest. An entry that cannot be read (cut off, or of another layout) is evaluated again.
 
 Beside each entry, the completions that led to it: an alias keyed by the completion's own text (and the same
-context) names the entry, so that a rerun finds a verdict without putting the candidate together again.
+context) names the entry, so that a rerun finds a verdict without putting the candidate together again. And for
+a rerun of many samples, a pack: a problem's samples' verdicts, by alias, copied into one file named by the
+problem and that run's completions, so that reading them back costs a file a problem rather than two a sample
+(``pack``). A pack is a copy: what it holds is also in the entries, and each of its verdicts is taken only under
+its own alias's key. To have a verdict judged again, delete the ``results`` folder or run with ``fresh``.
 """
 
 from __future__ import annotations
@@ -21,8 +25,8 @@ import os
 import stat
 import time
 import uuid
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -135,6 +139,30 @@ class Slot:
         os.replace(partial, self.path)
 
 
+Found = tuple[dict[str, Any], dict[str, float] | None, list[str] | None]  # a verdict read: result, durations, shapes
+
+
+@dataclass
+class Pack:
+    """One file of a problem's samples' verdicts, by alias: ``held`` as read, ``records`` what the samples were
+    found under this time (from it or from the files), written back (``ResultStore.write_pack``) where any came
+    from the files."""
+
+    path: Path
+    held: dict[str, Any]
+    records: dict[str, dict[str, Any]] = field(default_factory=dict)
+    from_files: bool = False
+
+
+def _found(record: dict[str, Any]) -> Found | None:
+    """A pack's record as a verdict read, where its fields are what the files would have given."""
+    result, durations, shapes = record.get("result"), record.get("durations"), record.get("shapes")
+    if not isinstance(result, dict) or not (durations is None or isinstance(durations, dict)) or \
+            not (shapes is None or isinstance(shapes, list) and all(isinstance(shape, str) for shape in shapes)):
+        return None
+    return result, durations, shapes
+
+
 class ResultStore:
     """Under ``<cache>/results``. ``run`` names the run (all its processes) in the entries it writes. ``fresh``
     evaluates again what earlier runs stored, and reads what this run stored: within a run a module is still
@@ -177,18 +205,57 @@ class ResultStore:
             digest.update(b"\0" + name.encode() + b"\0" + hashlib.sha256(value.encode("utf-8")).digest())
         return digest.hexdigest()
 
-    def through_alias(self, alias: str) -> tuple[dict[str, Any], dict[str, float] | None, list[str] | None] | None:
+    def through_alias(self, alias: str, pack: Pack | None = None) -> Found | None:
         """(result, durations, the completion's shapes where the alias holds them) of the entry the alias names,
-        where both read (under ``fresh``, this run's only)."""
+        where both read (under ``fresh``, this run's only): from the ``pack`` where it holds the alias, else from
+        the files (and then noted in the pack, to be written)."""
+        if pack is not None:
+            record = pack.held.get(alias)
+            found = _found(record) if isinstance(record, dict) and (not self.fresh or record.get("run") == self.run) \
+                else None
+            if found is not None:
+                pack.records[alias] = record
+                return found
         try:
             named = _load(self._file(alias, "aliases"))
             key = named["key"]
         except (OSError, ValueError, KeyError, TypeError):
             return None
-        stored, durations = self._read(self._file(key)) if isinstance(key, str) else (None, None)
+        stored, durations, run = self._read(self._file(key)) if isinstance(key, str) else (None, None, None)
+        if stored is None:
+            return None
         shapes = named.get("shapes")
         shapes = shapes if isinstance(shapes, list) and all(isinstance(shape, str) for shape in shapes) else None
-        return (stored, durations, shapes) if stored is not None else None
+        if pack is not None:
+            pack.records[alias] = {"result": stored, "durations": durations, "shapes": shapes, "run": run}
+            pack.from_files = True
+        return stored, durations, shapes
+
+    def pack(self, problem: Problem, environment: str, completions: Sequence[tuple[int, str]]) -> Pack:
+        """The pack of these samples (index, completion) of the problem, as last written (empty where there is
+        none, or it does not read)."""
+        named = hashlib.sha256(json.dumps(
+            {"engine": engine_digest(), "environment": environment, "manifest": str(problem.manifest),
+             "completions": [[index, hashlib.sha256(text.encode("utf-8")).hexdigest()] for index, text in completions],
+             **self.context}, sort_keys=True).encode("utf-8")).hexdigest()
+        path = self._file(named, "packs")
+        try:
+            entry = _load(path)
+            held = entry["aliases"] if entry.get("layout") == LAYOUT and isinstance(entry["aliases"], dict) else {}
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            held = {}
+        return Pack(Path(path), held)
+
+    def write_pack(self, pack: Pack) -> None:
+        """The records the samples were found under, in place of the pack's file, where any was read from the
+        files (a pack that answered them all is already what it would be)."""
+        if not pack.from_files:
+            return
+        with contextlib.suppress(OSError):  # a copy: a store that cannot keep it reads the files again
+            pack.path.parent.mkdir(parents=True, exist_ok=True)
+            partial = pack.path.with_name(f"{pack.path.name}.{os.getpid()}.partial")
+            partial.write_text(json.dumps({"layout": LAYOUT, "aliases": pack.records}), encoding="utf-8")
+            os.replace(partial, pack.path)
 
     def put_alias(self, alias: str, key: str, shapes: list[str]) -> None:
         """The alias names the entry, and keeps the completion's shapes (``postprocess``): a rerun that finds
@@ -213,7 +280,7 @@ class ResultStore:
         """The key's entry. One that reads is read without the lock (entries are written whole, with a rename);
         otherwise the lock is held while the caller evaluates and puts, so that a module is run once."""
         path = self._path(key)
-        stored, durations = self._read(str(path))
+        stored, durations, _ = self._read(str(path))
         if stored is not None:
             yield Slot(path, stored, False, durations, self.run)
             return
@@ -221,22 +288,22 @@ class ResultStore:
         with FileLock(str(path) + ".lock"):
             stored, durations, unreadable = None, None, False
             if path.exists():
-                stored, durations = self._read(str(path))
+                stored, durations, _ = self._read(str(path))
                 unreadable = stored is None and not self.fresh
             yield Slot(path, stored, unreadable, durations, self.run)
 
-    def _read(self, path: str) -> tuple[dict[str, Any] | None, dict[str, float] | None]:
-        """(result, durations) of an entry, or (None, None) where there is none, it cannot be read, or it is
-        an earlier run's under ``fresh``."""
+    def _read(self, path: str) -> tuple[dict[str, Any] | None, dict[str, float] | None, str | None]:
+        """(result, durations, the run that wrote it) of an entry, or Nones where there is none, it cannot be
+        read, or it is an earlier run's under ``fresh``."""
         try:
             entry = _load(path)
             if entry.get("layout") != LAYOUT or not isinstance(entry.get("result"), dict):
                 raise ValueError(f"layout {entry.get('layout')!r}")
         except (OSError, ValueError, AttributeError):
-            return None, None
+            return None, None, None
         if self.fresh and entry.get("run") != self.run:
-            return None, None
-        return entry["result"], entry.get("durations")
+            return None, None, None
+        return entry["result"], entry.get("durations"), entry.get("run")
 
 
 class ProblemTimes:

@@ -137,6 +137,37 @@ def test_under_xdist_a_rerun_is_read_on_the_controller(pytester, mini, cache):
     assert mixed["store"] == {"read": 3, "copies": 0, "evaluated": 1, "replaced": 0}
 
 
+def test_under_xdist_a_rerun_reads_a_pack_a_problem_and_a_pack_that_does_not_read_is_made_again(pytester, mini, cache):
+    """The run that evaluated packs each problem's verdicts (the reference's too) into one file; a rerun reads
+    them from there alone (aliases and entries gone). A pack cut off is passed over for the files and written
+    again; under --repoexec-fresh an earlier run's pack answers nothing; another set of completions has its own."""
+    replay = write_replay(pytester.path / "r.jsonl", {"mini/scaled": [SCALED_REFERENCE, WRONG], "mini/swap": [SWAP_OK]})
+    options = ("-n", "2", "--repoexec-timeout-factor=10")
+    _, first = run(pytester, mini, cache, replay, *options)
+    results = cache / "results"
+    packs = sorted((results / "packs").glob("*/*.json"))
+    assert len(packs) == 2  # one a problem
+    held = {name for pack in packs for name in json.loads(pack.read_text())["aliases"]}
+    assert len(held) == 4  # three samples, two references (one the same completion as a sample)
+    written = {pack: pack.read_bytes() for pack in packs}
+    packs[0].write_bytes(written[packs[0]][:40])
+    _, again = run(pytester, mini, cache, replay, *options)
+    assert again["store"] == {"read": 3, "copies": 0, "evaluated": 0, "replaced": 0}
+    assert {pack: pack.read_bytes() for pack in packs} == written  # made again from the files
+    for folder in ("aliases", *(f.name for f in results.iterdir() if len(f.name) == 2)):
+        for path in (results / folder).rglob("*.json"):
+            path.unlink()
+    _, packed = run(pytester, mini, cache, replay, *options)
+    assert packed["store"] == {"read": 3, "copies": 0, "evaluated": 0, "replaced": 0}
+    assert [(s["passed"], s["error_type"], s["tests_passed"], s["shapes"]) for s in packed["samples"]] == [
+        (s["passed"], s["error_type"], s["tests_passed"], s["shapes"]) for s in first["samples"]]
+    _, fresh = run(pytester, mini, cache, replay, *options, "--repoexec-fresh")
+    assert fresh["store"]["evaluated"] == 3
+    other = write_replay(pytester.path / "o.jsonl", {"mini/scaled": [WRONG, SCALED_REFERENCE], "mini/swap": [SWAP_OK]})
+    _, swapped = run(pytester, mini, cache, other, *options)
+    assert swapped["store"]["evaluated"] == 0 and len(list((results / "packs").glob("*/*.json"))) == 3
+
+
 def test_saved_completions_check_the_sandbox_only_where_a_sample_will_run(pytester, mini, cache, monkeypatch):
     """A rerun of saved completions whose every verdict is stored runs nothing, so it needs no sandbox: with
     bubblewrap out of sight it still reports them; a run with one sample to evaluate stops before its workers
