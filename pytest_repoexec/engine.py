@@ -10,7 +10,7 @@ import threading
 from collections.abc import Sequence
 
 from .decoy import Decoys
-from .environment import Environments, ProjectEnv
+from .environment import EnvironmentBuildError, Environments, ProjectEnv
 from .evaluation import REFERENCE, Evaluation, environment_name, evaluate, without_running
 from .executor import SubprocessExecutor
 from .problem import Problem
@@ -47,8 +47,12 @@ class Engine:
     def stored(self, problem: Problem, samples: Sequence[tuple[int, str]]) -> list[Evaluation] | None:
         """The verdicts of these samples (index, completion) of the problem where the result store holds them
         all (and their limits' reference's), else None: nothing is run. Read through the problem's pack for
-        them (one file), which is written where it did not yet hold them all."""
-        env = self.environment(problem)
+        them (one file), which is written where it did not yet hold them all. A project whose environment cannot
+        be built has none stored (its samples then fail as they run, each saying why)."""
+        try:
+            env = self.environment(problem)
+        except EnvironmentBuildError:
+            return None
         pack = self.store.pack(problem, environment_name(env), samples)
         try:
             limits = self.relative_timeouts(problem, run=False, pack=pack)
@@ -70,11 +74,12 @@ class Engine:
         --repoexec-timeout-factor, at least --repoexec-min-timeout, never above the run's limit. The reference
         runs once for its times (its verdict is kept in the store, and is also the reference sample's); a test
         it did not pass keeps the run's limit. None: no relative timeouts. ``run=False``: only from a verdict
-        the store holds (``NotStored`` where it holds none), looked for in ``pack`` first."""
+        the store holds (``NotStored`` where it holds none), looked for in ``pack`` first (and read again with
+        one, so that the pack holds it)."""
         settings = self.settings
         if not settings.timeout_factor:
             return None
-        if problem.id not in self._timeouts:
+        if problem.id not in self._timeouts or pack is not None:
             env = self.environment(problem)
             reference = evaluate(problem, REFERENCE, problem.reference, env, self.executor, self.store,
                                  settings.fail_fast, decoys=self.decoys) if run else \

@@ -66,7 +66,6 @@ class ScoringSession:
         self.scopes: dict[str, str] = {}  # on the controller: each selected problem's id, by its manifest's node id
         self.quiet = False  # while the controller collects only to learn the selection
         self.session: pytest.Session | None = None
-        self.distributing = False  # on the controller: xdist hands the samples to workers
         self.read: dict[str, Evaluation] = {}  # on the controller: verdicts it reads itself, by node id
         self.samples: list[SampleItem] = []  # on the controller: the selected samples
         if handed is not None:  # an xdist worker: the controller counted and generated
@@ -207,7 +206,7 @@ class ScoringSession:
             starts[result.problem] = max(starts.get(result.problem, 0.0), result.phases.get("warm start", 0.0))
         self.times.record({problem: {"sample": sum(seconds) / len(seconds), "start": starts[problem]}
                            for problem, seconds in spent.items()})
-        if self.distributing and not self.read and not self.hosts and self.completions:
+        if not self.read and not self.hosts and self.completions:
             for _ in self._stored(self.samples):  # packed now, for the next run to read back (``store``)
                 pass
 
@@ -239,7 +238,6 @@ class ScoringSession:
         which workers run on other hosts (each gets the problems' digests; their errors are summed up by host)."""
         assert self.session is not None
         self.hosts = [name for name in map(remote.host_name, specs) if name]
-        self.distributing = True
         self.local_workers = len(self.hosts) < len(specs)
         remote.check_paths(config, specs)
         if self.hosts:
@@ -254,8 +252,8 @@ class ScoringSession:
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtestloop(self, session: pytest.Session) -> bool | None:
-        """Under xdist, a run whose every verdict the controller read (``_read_on_controller``) is reported here,
-        item by item, in place of xdist's loop (it started no worker)."""
+        """A run whose every verdict the controller read (``_read_on_controller``) is reported here, item by
+        item, in place of pytest's loop or xdist's (which then started no worker)."""
         if not self.read:
             return None
         items = [item for item in self.samples if item.nodeid in self.read]
@@ -280,11 +278,12 @@ class ScoringSession:
     # What the debugging phase asks of the samples it revises.
 
     def _read_on_controller(self, session: pytest.Session, samples: list[SampleItem]) -> dict[str, Evaluation]:
-        """Under xdist, every selected sample's verdict by node id where none needs running (a rerun: all in the
-        result store) and the run holds nothing else, else none: then no worker is started, which costs more
-        than reading them all (and handing each verdict to a worker and its report back costs more than reading
-        it). The first sample that must run stops the reading."""
-        if self.settings.fresh or self.hosts or not self.distributing or self.unread or \
+        """Every selected sample's verdict by node id where none needs running (a rerun: all in the result store)
+        and the run holds nothing else, else none. Under xdist no worker is then started, which costs more than
+        reading them all (and handing each verdict to a worker and its report back costs more than reading it);
+        with or without it, the verdicts are reported with no set-up or teardown reports (``_report_read``). The
+        first problem with a sample that must run stops the reading."""
+        if self.settings.fresh or self.hosts or self.unread or \
                 len(samples) != len(session.items):
             return {}
         read = {}

@@ -26,6 +26,12 @@ def cache(tmp_path):
     return tmp_path / "cache"
 
 
+def remove_packs(cache):
+    """A rerun reads a problem's pack first: what a test does to the entries and aliases is read only without."""
+    for pack in (cache / "results" / "packs").glob("*/*.json"):
+        pack.unlink()
+
+
 def run(pytester, mini, cache, replay, *args):
     report = pytester.path / "report.json"
     report.unlink(missing_ok=True)
@@ -62,19 +68,22 @@ def test_identical_modules_are_evaluated_once_and_a_rerun_reads_every_verdict_ba
 
 def test_a_rerun_finds_verdicts_by_the_completion_and_by_the_module(pytester, mini, cache):
     """Aliases (completion -> entry) spare a rerun putting candidates together; without them, or with an alias
-    whose entry is gone, the module's own key still decides."""
+    whose entry is gone, the module's own key still decides (each time with the packs gone, which would answer
+    first: ``test_a_rerun_reads_a_pack_a_problem...``)."""
     replay = write_replay(pytester.path / "r.jsonl", {"mini/scaled": [SCALED_REFERENCE, WRONG], "mini/swap": [SWAP_OK]})
     _, first = run(pytester, mini, cache, replay)
     aliases = cache / "results" / "aliases"
     assert len(list(aliases.glob("*/*.json"))) == 3
     for alias in aliases.glob("*/*.json"):
         alias.unlink()
+    remove_packs(cache)
     _, by_module = run(pytester, mini, cache, replay)
     assert by_module["store"] == {"read": 3, "copies": 0, "evaluated": 0, "replaced": 0}
     assert len(list(aliases.glob("*/*.json"))) == 3  # written again on the way
     for entry in (cache / "results").glob("*/*.json"):
         if entry.parent.parent.name != "aliases":
             entry.unlink()
+    remove_packs(cache)
     _, gone = run(pytester, mini, cache, replay)
     assert gone["store"]["evaluated"] == 3 and gone["metrics"] == first["metrics"]
 
@@ -96,6 +105,7 @@ def test_an_alias_keeps_the_completions_shapes_for_the_rerun(pytester, mini, cac
     assert {(s["problem"], s["sample"]): s["shapes"] for s in again["samples"]} == shapes
     for alias, entry in zip(aliases, held):
         alias.write_text(json.dumps({"key": entry["key"]}))
+    remove_packs(cache)
     _, older = run(pytester, mini, cache, replay)
     assert older["store"]["read"] == 3
     assert {(s["problem"], s["sample"]): s["shapes"] for s in older["samples"]} == shapes
@@ -137,12 +147,14 @@ def test_under_xdist_a_rerun_is_read_on_the_controller(pytester, mini, cache):
     assert mixed["store"] == {"read": 3, "copies": 0, "evaluated": 1, "replaced": 0}
 
 
-def test_under_xdist_a_rerun_reads_a_pack_a_problem_and_a_pack_that_does_not_read_is_made_again(pytester, mini, cache):
-    """The run that evaluated packs each problem's verdicts (the reference's too) into one file; a rerun reads
-    them from there alone (aliases and entries gone). A pack cut off is passed over for the files and written
-    again; under --repoexec-fresh an earlier run's pack answers nothing; another set of completions has its own."""
+@pytest.mark.parametrize("workers", ["0", "2"])
+def test_a_rerun_reads_a_pack_a_problem_and_a_pack_that_does_not_read_is_made_again(pytester, mini, cache, workers):
+    """The run that evaluated packs each problem's verdicts (the reference's too) into one file; a rerun, with
+    xdist or without, reads them from there alone (aliases and entries gone). A pack cut off is passed over for
+    the files and written again; under --repoexec-fresh an earlier run's pack answers nothing; another set of
+    completions has its own."""
     replay = write_replay(pytester.path / "r.jsonl", {"mini/scaled": [SCALED_REFERENCE, WRONG], "mini/swap": [SWAP_OK]})
-    options = ("-n", "2", "--repoexec-timeout-factor=10")
+    options = ("-n", workers, "--repoexec-timeout-factor=10")
     _, first = run(pytester, mini, cache, replay, *options)
     results = cache / "results"
     packs = sorted((results / "packs").glob("*/*.json"))
@@ -240,6 +252,7 @@ def test_an_unreadable_entry_is_evaluated_again(pytester, mini, cache):
     assert len(entries) == 2
     entries[0].write_text(entries[0].read_text()[:25])  # cut off, as by a crash mid-write of an older engine
     entries[1].write_text(json.dumps({"layout": 0, "result": {}}))  # another layout
+    remove_packs(cache)
     _, again = run(pytester, mini, cache, replay)
     assert again["store"] == {"read": 0, "copies": 0, "evaluated": 2, "replaced": 2}
     assert again["metrics"] == first["metrics"]
