@@ -158,9 +158,14 @@ def _found(record: dict[str, Any]) -> Found | None:
     """A pack's record as a verdict read, where its fields are what the files would have given."""
     result, durations, shapes = record.get("result"), record.get("durations"), record.get("shapes")
     if not isinstance(result, dict) or not (durations is None or isinstance(durations, dict)) or \
-            not (shapes is None or isinstance(shapes, list) and all(isinstance(shape, str) for shape in shapes)):
+            _shapes(shapes) != shapes:
         return None
     return result, durations, shapes
+
+
+def _shapes(value: Any) -> list[str] | None:
+    """A completion's shapes as kept (a list of names), else None."""
+    return value if isinstance(value, list) and all(isinstance(shape, str) for shape in value) else None
 
 
 class ResultStore:
@@ -224,8 +229,7 @@ class ResultStore:
         stored, durations, run = self._read(self._file(key)) if isinstance(key, str) else (None, None, None)
         if stored is None:
             return None
-        shapes = named.get("shapes")
-        shapes = shapes if isinstance(shapes, list) and all(isinstance(shape, str) for shape in shapes) else None
+        shapes = _shapes(named.get("shapes"))
         if pack is not None:
             pack.records[alias] = {"result": stored, "durations": durations, "shapes": shapes, "run": run}
             pack.from_files = True
