@@ -283,9 +283,9 @@ class ScoringSession:
         reading them all (and handing each verdict to a worker and its report back costs more than reading it);
         with or without it, the verdicts are reported with no set-up or teardown reports (``_report_read``). The
         first problem with a sample that must run stops the reading."""
-        if self.settings.fresh or self.hosts or self.unread or \
-                len(samples) != len(session.items):
-            return {}
+        stopping = session.testsfailed and not session.config.option.continue_on_collection_errors
+        if stopping or self.settings.fresh or self.hosts or self.unread or len(samples) != len(session.items):
+            return {}  # (stopping: pytest's loop stops the run on its collection errors, as for any test module)
         read = {}
         for items, found in self._stored(samples):
             if found is None:
