@@ -97,14 +97,12 @@ def candidate_module(problem: Problem, module_source: str, candidate: Candidate)
     return syntax.replace_definition(module_source, problem.entry_point, candidate.function, problem.kind)
 
 
-def module_syntax_error(module: str) -> str | None:
-    """Why the candidate module does not parse, or None. Apart from the splice: a verdict read back from the
-    result store needs no parse."""
-    try:
-        ast.parse(module)
-    except SyntaxError as exc:
-        return f"in the module: {exc.msg}"
-    return None
+def module_syntax_error(problem: Problem, module_source: str, candidate: Candidate) -> str | None:
+    """Why the candidate module (``candidate_module``) does not parse, or None. Apart from the splice: a verdict
+    read back from the result store needs no parse."""
+    assert candidate.function is not None
+    error = syntax.splice_syntax_error(module_source, problem.entry_point, candidate.function, problem.kind)
+    return None if error is None else f"in the module: {error}"
 
 
 def dependency_share(problem: Problem, candidate: Candidate) -> float | None:

@@ -124,7 +124,7 @@ def _read_back(problem: Problem, sample: int, completion: str, candidate: Candid
 def _run(problem: Problem, sample: int, candidate: Candidate, module: str, original: str, env: ProjectEnv,
          executor: Executor, options: RunOptions, decoys: Decoys | None) -> Evaluation:
     """Run the candidate module, unless it does not parse; a pass is then checked against the decoy."""
-    error = module_syntax_error(module)
+    error = module_syntax_error(problem, original, candidate)
     if error is not None:
         candidate = dataclasses.replace(candidate, error_type=ErrorType.SYNTAX_ERROR, error=error)
         return _judged(problem, sample, candidate, None, options.first_failure)

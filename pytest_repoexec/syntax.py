@@ -195,6 +195,25 @@ def replace_definition(module_source: str, qualname: str, new_definition: str, k
     The candidate is re-indented to the target's column and takes the module's line ends. Without
     decorators of its own it keeps the original's (``@staticmethod``, ``@dataclass`` and the like are interface).
     """
+    target, start, indent, text = _splice(module_source, qualname, new_definition, kind)
+    return (target.data[:start] + text.removeprefix(indent).encode("utf-8") + target.data[target.end :]).decode("utf-8")
+
+
+def splice_syntax_error(module_source: str, qualname: str, new_definition: str, kind: str = FUNCTION) -> str | None:
+    """Why the module ``replace_definition`` makes does not parse, or None, parsing only the lines put in.
+
+    Where the original module parses, the spliced one parses exactly where those lines parse alone (under an
+    ``if`` where they are indented): they are whole statements at the original's column and first indentation,
+    between whole statements, and the tokenizer compares their indentation with nothing above their column. A
+    module of a few hundred lines then costs a candidate's few lines to check, not the whole parse again."""
+    if not _parses(module_source):
+        return _syntax_error(replace_definition(module_source, qualname, new_definition, kind))
+    _, _, indent, text = _splice(module_source, qualname, new_definition, kind)
+    return _syntax_error(f"if 1:\n{text}\n" if indent else f"{text}\n")
+
+
+def _splice(module_source: str, qualname: str, new_definition: str, kind: str) -> tuple[_Target, int, str, str]:
+    """(the target, where the new definition starts, its indentation, its lines as they stand in the module)."""
     target = _target(module_source, qualname, kind)
     candidate = _trim(new_definition)
     candidate_root = _parser().parse(candidate.encode("utf-8")).root_node
@@ -203,8 +222,21 @@ def replace_definition(module_source: str, qualname: str, new_definition: str, k
     start, indent = (target.outer_start, target.outer_indent) if decorated else (target.function_start,
                                                                                    target.function_indent)
     newline = "\r\n" if "\r\n" in module_source else "\n"
-    text = newline.join(_reindent(candidate, _string_rows(candidate_root), indent)).removeprefix(indent)
-    return (target.data[:start] + text.encode("utf-8") + target.data[target.end :]).decode("utf-8")
+    return target, start, indent, newline.join(_reindent(candidate, _string_rows(candidate_root), indent))
+
+
+@functools.lru_cache(maxsize=32)
+def _parses(module_source: str) -> bool:
+    """Cached: every sample of a problem splices into the same module."""
+    return _syntax_error(module_source) is None
+
+
+def _syntax_error(source: str) -> str | None:
+    try:
+        ast.parse(source)
+    except SyntaxError as exc:
+        return exc.msg
+    return None
 
 
 def find_function(text: str, name: str, kind: str = FUNCTION) -> str | None:

@@ -1,5 +1,6 @@
 """Tests for pytest_repoexec.syntax: locating, splicing and dissecting Python source with tree-sitter."""
 
+import ast
 import textwrap
 
 import pytest
@@ -12,6 +13,7 @@ from pytest_repoexec.syntax import (
     find_definition,
     find_function,
     replace_definition,
+    splice_syntax_error,
     split_function,
     strip_bodies,
     top_level_names,
@@ -228,6 +230,49 @@ def test_replace_uses_tab_indentation_of_target():
     after = replace_definition(source, "A.m", "def m(self):\n    return 2\n")
     assert after == "class A:\n\tdef m(self):\n\t    return 2\n"
     assert run_module(after)["A"]().m() == 2
+
+
+_TARGETS = [  # (module, qualname): top level, a method, nested scopes, tabs, under `if` and `try`, CRLF
+    (MODULE, "helper"), (MODULE, "Shape.area"), (MODULE, "Shape.unit"), (MODULE, "Shape.Inner.deep"),
+    (MODULE, "outer.inner"), (MODULE, "fetch"), ("class A:\n\tdef m(self):\n\t\treturn 1\n\tx = 2\n", "A.m"),
+    ("import os\nif os.name:\n    def f():\n        return 1\nelse:\n    f = None\n", "f"),
+    ("try:\n    import json\nexcept ImportError:  # fallback\n    def f(): return 2\n", "f"),
+    ("def f(a):\r\n    return a\r\n\r\nX = f(1)\r\n", "f"),
+]
+_DEFINITIONS = [  # what models write, well and badly, for a function named as the target's last part
+    "def NAME(self=None, *a, **k):\n    return 3\n",
+    "def NAME(self=None):\n\treturn 3\n",  # tabs, into a module of spaces
+    "def NAME(self=None):\n  if self:\n\treturn 1\n  return 2\n",  # tab after two spaces: inconsistent
+    "@property\ndef NAME(self=None):\n    x = (1,\n2)\n    return x\n",  # a line left of the first, in brackets
+    "def NAME(self=None):\n    s = \"\"\"\nnot indented\n\"\"\"\n    return s\n",
+    "def NAME(self=None):\n    return 1 + \\\n  2\n",
+    "def NAME(self=None):\n        return 1\n    return 2\n",  # unindent matching nothing
+    "def NAME(self=None):\n    return (1,\n",  # an open bracket: it would swallow the rest
+    "def NAME(self=None):\n    pass\n# a comment last",
+    "async def NAME(self=None):\n    await x\n    yield 1\n",
+]
+
+
+@pytest.mark.parametrize(("module", "qualname"), _TARGETS)
+def test_a_splice_is_checked_by_its_own_lines_as_the_whole_module_would_be(module, qualname):
+    name = qualname.rpartition(".")[2]
+    for definition in _DEFINITIONS:
+        text = definition.replace("NAME", name)
+        try:
+            spliced = replace_definition(module, qualname, text)
+        except Exception:  # noqa: BLE001 (a definition the splice refuses is not this check's)
+            continue
+        try:
+            ast.parse(spliced)
+            whole = None
+        except SyntaxError as exc:
+            whole = exc.msg
+        assert (splice_syntax_error(module, qualname, text) is None) == (whole is None), (qualname, text, whole)
+
+
+def test_a_module_that_does_not_parse_is_checked_whole():
+    broken = "def f():\n    return 1\n\ndef g(:\n    pass\n"
+    assert splice_syntax_error(broken, "f", "def f():\n    return 2\n") is not None
 
 
 # find_function
