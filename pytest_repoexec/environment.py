@@ -43,7 +43,7 @@ COMPLETE_MARKER = ".repoexec-complete"
 RUNTIME_MODULES = tuple(Path(__file__).with_name("runtime") / name
                         for name in ("repoexec_inner.py", "repoexec_protocol.py", "repoexec_guard.py", "repoexec_warm.py",
                                      "repoexec_userns.py", "repoexec_judge.py", "repoexec_serve.py",
-                                     "repoexec_wire.py", "repoexec_futures.py"))
+                                     "repoexec_wire.py", "repoexec_futures.py", "repoexec_mirror.py"))
 # What the inner test run needs inside every project's virtualenv; copied from this interpreter, so no network.
 RUNTIME_DISTRIBUTIONS = ("pytest", "pytest-timeout", "coverage")
 # The runtime reaches a virtualenv through a .pth line, after its site-packages: a project with requirements gets its

@@ -756,7 +756,8 @@ def _judge_code() -> str:
     """What decides whether a problem can be judged apart, besides the problem: a change asks every one again."""
     runtime = Path(__file__).with_name("runtime")
     return hashlib.sha256(b"".join((runtime / name).read_bytes() for name in (
-        "repoexec_judge.py", "repoexec_serve.py", "repoexec_wire.py", "repoexec_futures.py", "repoexec_inner.py"))).hexdigest()
+        "repoexec_judge.py", "repoexec_serve.py", "repoexec_wire.py", "repoexec_futures.py", "repoexec_mirror.py",
+        "repoexec_inner.py"))).hexdigest()
 
 
 def _first_difference_timed(runs: list[SampleRun], differ: list[str]) -> bool:

@@ -642,3 +642,62 @@ def test_a_class_under_test_is_its_abstract_bases_and_an_async_context_manager_a
     wrong = reference.replace("        self.closed = True\n", "        return None\n")
     _right_passes_and_wrong_fails_apart(run_repoexec, pytester, ("keep", "store", "MemoryStore"), STORE,
                                         STORE_TESTS, reference, wrong)
+
+
+CONNECTION = '''\
+class ScopeState:
+    """What a connection worked out about its request, kept in the request's scope (litestar's ``ScopeState``)."""
+
+    def __init__(self):
+        self.url = None
+
+    @classmethod
+    def of(cls, scope):
+        return scope.setdefault("state", {}).setdefault("connection", cls())
+
+
+class Connection:
+    """A request seen through its scope, which it keeps: what it works out goes into the scope's state."""
+
+    def __init__(self, scope):
+        self.scope = scope
+
+    @property
+    def url(self):
+        state = ScopeState.of(self.scope)
+        if state.url is None:
+            state.url = "http://" + self.scope["host"] + self.scope["path"]
+        return state.url
+
+    @property
+    def user(self):
+        return self.scope["user"]
+'''
+CONNECTION_TESTS = '''\
+from web.connection import Connection, ScopeState
+
+
+def test_the_connection_fills_the_state_the_test_holds():
+    user = {"name": "ann"}
+    scope = {"host": "a.b", "path": "/x", "headers": [(b"k", b"v")], "user": user}
+    connection, again = Connection(scope), Connection(scope)  # two graphs kept alike that share their nodes
+    state = ScopeState.of(scope)
+    assert state.url is None
+    assert connection.url == "http://a.b/x"
+    assert state.url == "http://a.b/x" and scope["state"]["connection"] is state
+    scope["path"], state.url = "/y", None  # the test's changes reach the candidate's copy, node by node
+    assert connection.url == "http://a.b/y" and state.url == "http://a.b/y"
+    assert connection.scope["state"]["connection"].url == "http://a.b/y"
+    assert connection.user is user and again.user is user
+'''
+
+
+def test_an_argument_an_instance_keeps_is_kept_alike_node_by_node_apart(run_repoexec, pytester):
+    """An instance under test that keeps the test's dict and later fills an object inside it (litestar's
+    ``ASGIConnection`` caching its URL into the scope state the test holds): each call's changes come back into
+    the test's own objects, and the test's changes reach the candidate's copy before its next call. A candidate
+    whose property does not keep what it worked out fails."""
+    reference = "class Connection:" + CONNECTION.split("class Connection:", 1)[1]
+    wrong = reference.replace("            state.url = ", "            return ")
+    _right_passes_and_wrong_fails_apart(run_repoexec, pytester, ("web", "connection", "Connection"), CONNECTION,
+                                        CONNECTION_TESTS, reference, wrong)

@@ -26,10 +26,11 @@ import types
 import typing
 
 import repoexec_futures
+from repoexec_mirror import apply_graph, fingerprint, follow, is_node, moved, paths
 from repoexec_wire import (DESCRIPTORS_MOST, FUNCTION_TYPES, HANDLE_MARK, WireError, _behaviour, _handle, _named,
                            _of_tests, apply_state, converted, dumps, identities, is_sentinel, loads_checked,
                            module_of_project, module_singleton, receive, resolve_global, send, shaped_function,
-                           shaped_maker, singleton, snapshot, socket_from, trusted_module)
+                           shaped_maker, singleton, socket_from, trusted_module)
 
 DESCRIBE_WAIT = 10.0  # seconds the candidate's process has to describe its target, its module's import included
 FOLDERS_MOST = 4096  # folders a sample's candidate may have the judge make (``Channel._folders``)
@@ -644,8 +645,9 @@ class Channel:
         self.shapes = {}  # number -> a function handle's shape, as the candidate's process told it (``_shaped``)
         self.patches = {}  # (id(target), name) -> what the candidate's process was last told it holds (``_patches``)
         self.clock = None  # the travelled clock the candidate's process was last told (``_clock``): None, the real one
-        self.mirrored = {}  # (call, key) -> its state as both processes last agreed on it (``_mirrors``): False
-        # until taken after the answer that named it, None where pickle cannot write it
+        self.mirrored = {}  # (call, key) -> its ``fingerprint`` as both processes last agreed on it (``_mirrors``):
+        # False until taken after the answer that named it
+        self.nodes = {}  # (call, key) -> its nodes' ``paths`` then
         # one call out at a time: a test's threads (dask's scheduler calling a remote index) take turns, where
         # they would interleave their messages; one thread's calls nest (a callback's calls, made while it waits)
         self.turn = threading.RLock()
@@ -947,24 +949,36 @@ class Channel:
             return False, None
         if kind == "raise":
             raise _exception(value, extra)
+        applied = False
+        moves = {index[1:]: state for index, state in (extra or {}).items()
+                 if isinstance(index, tuple) and len(index) == 3 and index[0] == "moved"}
         for index, state in (extra or {}).items():
+            if isinstance(index, tuple) and len(index) == 3 and index[0] == "sent" and index[1] == number \
+                    and type(index[2]) is tuple and len(index[2]) == 1 and type(index[2][0]) is int \
+                    and 0 <= index[2][0] < len(arguments):  # an argument of this call the candidate's instance kept
+                self.sent.setdefault(index[1:], arguments[index[2][0]])
             if isinstance(index, int) and 0 <= index < len(arguments):
                 _apply(arguments[index], state)
             elif isinstance(index, tuple) and len(index) == 3 and index[0] == "argument" and index[1] in self.made \
                     and isinstance(index[2], int) and 0 <= index[2] < len(self.made[index[1]]):
                 _apply(self.made[index[1]][index[2]], state)
             elif isinstance(index, tuple) and len(index) == 3 and index[0] == "sent" and index[1:] in self.sent:
-                _apply(self.sent[index[1:]], state)
-                self.mirrored[index[1:]] = False  # its state, as agreed now, is taken below
-                value = self.sent[index[1:]] if value is state else value
+                mirrored = self.sent[index[1:]]
+                if is_node(mirrored):  # node by node: what the test holds inside it stays what it holds
+                    value = apply_graph(mirrored, state, moves.get(index[1:])).get(id(value), value)
+                else:
+                    _apply(mirrored, state)
+                    value = mirrored if value is state else value
+                self.mirrored[index[1:]], applied = False, True  # its state, as agreed now, is taken below
             elif isinstance(index, tuple) and len(index) == 2 and index[0] == "obj" and isinstance(index[1], int):
                 known = self.objects.setdefault(index[1], state)  # first seen: this one; later: its new state
                 if known is not state:
                     _apply(known, state)
                     value = known if value is state else value
         for key, agreed in self.mirrored.items():
-            if agreed is False:
-                self.mirrored[key] = snapshot(self.sent[key])
+            if agreed is False or applied:  # one graph may hold another's nodes: all agree as they are now
+                self.nodes[key] = paths(self.sent[key])
+                self.mirrored[key] = fingerprint(self.nodes[key])
         return True, value
 
     def _mirrors(self):
@@ -974,10 +988,11 @@ class Channel:
         answers told: each such object it answered came back as the judge's own (``_persistent_load``)."""
         changed = {}
         for key, agreed in self.mirrored.items():
-            now = snapshot(self.sent[key]) if agreed is not None else None
+            nodes = paths(self.sent[key]) if agreed is not False else None
+            now = fingerprint(nodes) if nodes is not None else None
             if now is not None and now != agreed:
-                self.mirrored[key] = now
-                changed[key] = self.sent[key]
+                changed[key] = (self.sent[key], moved(nodes, self.nodes.get(key, {})))
+                self.mirrored[key], self.nodes[key] = now, nodes
         return changed
 
     def _folders(self, made):
@@ -1105,6 +1120,10 @@ class Channel:
             raise WireError("a reference that is not the judge's")
         if pid[0] == "arg" and len(pid) == 2 and isinstance(pid[1], int) and 0 <= pid[1] < len(arguments):
             return arguments[pid[1]]
+        if pid[0] == "node" and len(pid) == 4 and pid[1:3] in self.sent and type(pid[3]) is tuple:
+            found = follow(self.sent[pid[1:3]], pid[3])
+            if is_node(found):  # a node of an object kept alike there, which the call left as it was: the judge's own
+                return found
         if pid[0] == "sent" and len(pid) == 3 and pid[1:] in self.sent:
             self.mirrored.setdefault(pid[1:], False)  # kept there: the two copies are kept alike from now on
             return self.sent[pid[1:]]  # the judge's own object, which a call gave the candidate

@@ -10,6 +10,7 @@ file is a courtesy to honest code (values by pickle, the rest as handles), not a
 import argparse
 import builtins
 import codecs
+import collections
 import copy
 import functools
 import importlib
@@ -30,7 +31,9 @@ import weakref
 
 from repoexec_futures import awaiting, is_deferred, own_loop, pending
 from repoexec_guard import apply_limits, deny_system_calls, limit_kind
-from repoexec_wire import (FUNCTION_TYPES, VALUE_TYPES, WIRE_CALLS, _named, _named_singleton, _reached, apply_state,
+import repoexec_mirror
+from repoexec_mirror import apply_graph, fingerprint, moved, paths
+from repoexec_wire import (FUNCTION_TYPES, VALUE_TYPES, WIRE_CALLS, _named, _named_singleton, _reached,
                            bindable, by_code, cell_filled, converted, defines, dumps, identities, is_sentinel,
                            is_value_type, library_module, module_of_project, module_singleton, receive, send, sentinels,
                            singleton, shaped_function, snapshot, socket_from, ssl_socket, weak_reference)
@@ -174,7 +177,9 @@ class Server:
         self.in_reference = 0
         self.objects = {}  # id -> (number, object): the objects answered by value, kept alive, numbered for the judge
         self.received = {}  # id -> (call, key, object): the judge's arguments (``identities``), for answers to name
-        self.mirrors = {}  # (call, key) -> [such an argument answered, its state as the judge last agreed on it]
+        self.mirrors = {}  # (call, key) -> [an argument kept here (one answered, or one a class under test kept),
+        # its ``fingerprint`` as the judge last agreed on it (False until then, None once it is ours alone), its
+        # nodes' ``paths`` then]
         self.awaits = {}  # id -> (awaitable, call, {index: (argument, its state)}): what awaiting it may change
         self.modules = set(sys.modules)  # the modules imported so far: the judge is told of those a call adds
         self.sentinels = sentinels(module)  # id -> name of the focal module's marker objects: sent by their names
@@ -186,6 +191,9 @@ class Server:
         self.descriptors = []  # what came with the message being read: the judge's sockets' descriptors
         self.lent_sockets = {}  # descriptor -> hid of the judge's socket it came as (``_over_lent_socket``)
         self.shapes = {}  # (code, names, parameters) -> the number of a function handle's shape (``_shape``)
+        self.crossing = set()  # classes whose objects the judge rebuilds, as ``_crosses`` found them
+        self.nodes = {}  # id -> (key, path, node): while an answer is written, the nodes of the mirrors the call
+        # left as the judge last agreed on them, which it names (its own) rather than sends
 
     # --- reading the judge ---
 
@@ -269,9 +277,14 @@ class Server:
         if index is not None:  # an argument returned, immutable ones too: `returned is argument` holds
             self.in_reference = 2
             return ("arg", index)
+        named = self.nodes.get(id(obj))
+        if named is not None and named[2] is obj:  # a node of a graph kept alike that the call left as it was
+            key, path, _ = named
+            self.in_reference = 4 + len(key[1]) + 3 * len(path)
+            return ("node", *key, path)
         received = self.received.get(id(obj))
         if received is not None and received[2] is obj:  # an earlier call's argument: the judge's own object
-            self.mirrors.setdefault(received[:2], [obj, False])  # kept here: the copies are kept alike from now on
+            self.mirrors.setdefault(received[:2], [obj, False, {}])  # kept here: the copies are kept alike from now on
             self.in_reference = 3 + len(received[1])
             return ("sent", received[0], received[1])
         if obj is sys.path:  # by name: the judge's own (``load_object("sys.path") is sys.path``)
@@ -280,8 +293,11 @@ class Server:
         if cls in _PLAIN:  # the common case first: a value
             return None
         marker = self.sentinels.get(id(obj))
-        if marker is not None and getattr(self.module, marker, None) is obj:  # the judge's own of that name
-            return ("sentinel", self.module.__name__, marker)
+        if marker is not None and getattr(self.module, marker, None) is obj:  # the judge's own of that name, by
+            # the module of its class where that holds it too (litestar's ``Empty``, which the judge's copy of the
+            # focal module may not hold)
+            home = sys.modules.get(getattr(cls, "__module__", None))
+            return ("sentinel", home.__name__ if getattr(home, marker, None) is obj else self.module.__name__, marker)
         if self.classes and isinstance(obj, self.classes) and not isinstance(obj, type):
             hid = self.instance_ids.get(id(obj))
             if hid is None:
@@ -575,16 +591,25 @@ class Server:
     def _call(self, number, target, args, kwargs, limit=0.0, context=None, released=()):
         for hid in released:
             self._let_go(hid)
+        applied = False
         for key, state in _apply_context(context).items():  # the judge's objects as a test changed them there
             mirror = self.mirrors.get(key)
-            if mirror is not None:
-                apply_state(mirror[0], state)
-                mirror[1] = snapshot(mirror[0])
+            if mirror is not None and type(state) is tuple and len(state) == 2:
+                apply_graph(mirror[0], *state)
+                applied = True
+        for mirror in self.mirrors.values() if applied else ():  # one graph may hold another's nodes: all agree
+            if mirror[1]:
+                mirror[2] = paths(mirror[0])
+                mirror[1] = fingerprint(mirror[2])
         taken = target[1] if target[0] == "handle" and target[2] in ("next", "take") else None
         self.streak = (taken, self.streak[1] + 1 if taken is not None and taken == self.streak[0] else 1)
         arguments = [*args, *kwargs.values()]
         self.received.update((id(value), (number, key, value)) for key, value in identities(arguments))
-        before = {index: snapshot(value) for index, value in enumerate(arguments) if _mutable(value)}
+        mutable = [index for index, value in enumerate(arguments) if _mutable(value)]
+        watched = {index: paths(arguments[index]) for index in mutable} if self.classes else {}  # before the
+        # snapshots: reading an object's attributes may make its __dict__ (a BytesIO's), which pickle then writes
+        before = {index: snapshot(arguments[index]) for index in mutable}
+        references = {index: sys.getrefcount(arguments[index]) for index in watched}  # one more after: kept
         saved = self.arguments
         self.arguments = {}
         try:
@@ -602,6 +627,17 @@ class Server:
         finally:
             self.arguments = saved
         changed = {index: arguments[index] for index, was in before.items() if snapshot(arguments[index]) != was}
+        sent = set()  # the nodes of the graphs whose states go: sent by value
+        for index, nodes in watched.items():  # what an instance under test keeps: the copies are kept alike
+            key = (number, (index,))
+            if sys.getrefcount(arguments[index]) > references[index] and value is not arguments[index] \
+                    and key not in self.mirrors and id(arguments[index]) in nodes and self._crosses(nodes):
+                self.mirrors[key] = [arguments[index], False, {}]
+                changed.pop(index, None)
+                changed[("sent", *key)] = arguments[index]
+                now = paths(arguments[index])
+                changed[("moved", *key)] = moved(now, nodes)
+                sent.update(now)
         if target[0] == "handle" and target[2] == "await":  # the state its coroutine gave the call's arguments
             made = self.awaits.pop(id(self.handles.get(target[1])), None)
             if made is not None and made[0] is self.handles.get(target[1]):
@@ -622,19 +658,40 @@ class Server:
             number_of = self.objects.setdefault(id(value), (len(self.objects) + 1, value))[0]
             changed[("obj", number_of)] = value
         for key, mirror in self.mirrors.items():  # what the call changed of the judge's objects kept here
-            now = snapshot(mirror[0]) if mirror[1] else None
+            nodes = paths(mirror[0]) if mirror[1] else None
+            now = fingerprint(nodes) if nodes is not None else None
             if now is not None and now != mirror[1]:
-                mirror[1] = now
+                if not self._crosses(nodes):  # it came to hold what the judge does not rebuild: ours alone now
+                    mirror[1] = None
+                    continue
                 changed[("sent", *key)] = mirror[0]
+                changed[("moved", *key)] = moved(nodes, mirror[2])
+                mirror[1], mirror[2] = now, nodes
+                sent.update(nodes)
         self.by_value = {id(value) for value in changed.values()}
+        self.nodes = {ident: (key, path, node) for key, mirror in self.mirrors.items() if mirror[1]
+                      for ident, (path, node) in mirror[2].items() if ident not in sent}
         self._left()
         try:  # the new states first: the answer, if it is one of them, is then the argument itself
             self._send(("return", number, changed, value))
         finally:
-            self.arguments, self.by_value = saved, set()
+            self.arguments, self.by_value, self.nodes = saved, set(), {}
         for mirror in self.mirrors.values():
             if mirror[1] is False:  # named by this answer: its state as the judge takes it
-                mirror[1] = snapshot(mirror[0])
+                mirror[2] = paths(mirror[0])
+                mirror[1] = fingerprint(mirror[2])
+
+    def _crosses(self, nodes):
+        """Whether every node of a graph (``paths``) is of a class the judge rebuilds: a container, or a class of
+        the project's or a library's that is not denied. Only such a graph is kept alike; another stays this
+        process's own copy."""
+        for _, node in nodes.values():
+            cls = type(node)
+            if cls not in _CONTAINERS and cls not in self.crossing:
+                if not (module_of_project(cls.__module__, self.project_roots) or library_module(cls.__module__)):
+                    return False
+                self.crossing.add(cls)
+        return True
 
     def _let_go(self, hid):
         """The judge holds no handle to this object any more: it is ours to drop, as the test dropped it."""
@@ -712,6 +769,9 @@ class Server:
                 self.pending[hid] = exc
                 break
         return items
+
+
+_CONTAINERS = frozenset({list, dict, set, bytearray, collections.deque})
 
 
 def _class_members(cls):
@@ -1097,6 +1157,7 @@ def main(argv=None):
     global _UNDER_TEST
     _UNDER_TEST = () if isinstance(module, _Broken) else tuple(
         found for found in (getattr(module, name, None) for name in options.repoexec_class) if isinstance(found, type))
+    repoexec_mirror.OPAQUE[:] = _UNDER_TEST
     Server(sock, module, options.repoexec_project_root, _UNDER_TEST).serve()
     return 0
 

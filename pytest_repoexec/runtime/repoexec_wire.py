@@ -550,8 +550,8 @@ class JudgeUnpickler(pickle._Unpickler):
         if func is type and len(args) == 1 and any(args[0] is v for v in (None, ..., NotImplemented)):
             stack[-1] = type(args[0])  # how pickle names NoneType
             return
-        if func is operator.getitem and len(args) == 2 and _typing(args[0]):
-            stack[-1] = args[0][args[1]]  # typing.Optional[int], list[str]: a type hint made again
+        if func is operator.getitem and len(args) == 2 and (_typing(args[0]) or _generic(args[0])):
+            stack[-1] = args[0][args[1]]  # typing.Optional[int], list[str], Request[User]: a type hint made again
             return
         if func is nested_function:
             stack[-1] = self._chose(nested_function(*args, roots=self.project_roots))
@@ -602,7 +602,8 @@ class JudgeUnpickler(pickle._Unpickler):
             return
         if not isinstance(func, type) and not any(func is _function(*name) for name in VALUE_CALLS | NUMPY) \
                 and not _rebuilder(func, args):
-            raise WireError(f"a call of a {type(func).__name__} may not be made by the judge")
+            raise WireError(f"a call of a {type(func).__name__} may not be made by the judge: "
+                            f"{getattr(func, '__qualname__', '?')!s:.80}")
         stack[-1] = func(*args)
         if func is repoexec_futures.future:
             self.known.add(id(stack[-1]))  # the judge's own, on its loop (which the walk must not look into)
@@ -949,6 +950,17 @@ def _typing(obj):
     """A type hint's origin: a form of typing's, a class of typing's, collections.abc's or the builtins'."""
     module = getattr(obj, "__module__", None) if isinstance(obj, type) else type(obj).__module__
     return module in ("typing", "typing_extensions", "collections.abc", "builtins") and not isinstance(obj, str)
+
+
+def _generic(obj):
+    """A class whose subscription is typing's own (a project's ``Generic`` class that does not make its own) or the
+    judge's remote class's: a hint such as ``Request[User]`` is made again without the project's code."""
+    import typing
+
+    made = getattr(getattr(obj, "__class_getitem__", None), "__func__", None) if isinstance(obj, type) else None
+    return made is not None and (made is vars(typing.Generic)["__class_getitem__"].__func__ or (
+        getattr(made, "__module__", None), getattr(made, "__qualname__", None)) == (
+        "repoexec_judge", "RemoteInstance.__class_getitem__"))
 
 
 def _named_singleton(obj):
