@@ -192,6 +192,7 @@ class Server:
         self.lent_sockets = {}  # descriptor -> hid of the judge's socket it came as (``_over_lent_socket``)
         self.shapes = {}  # (code, names, parameters) -> the number of a function handle's shape (``_shape``)
         self.crossing = set()  # classes whose objects the judge rebuilds, as ``_crosses`` found them
+        self.kept = 0  # the arguments kept alike because an instance under test kept them (``_KEPT_MOST``)
         self.nodes = {}  # id -> (key, path, node): while an answer is written, the nodes of the mirrors the call
         # left as the judge last agreed on them, which it names (its own) rather than sends
 
@@ -631,7 +632,9 @@ class Server:
         for index, nodes in watched.items():  # what an instance under test keeps: the copies are kept alike
             key = (number, (index,))
             if sys.getrefcount(arguments[index]) > references[index] and value is not arguments[index] \
-                    and key not in self.mirrors and id(arguments[index]) in nodes and self._crosses(nodes):
+                    and key not in self.mirrors and id(arguments[index]) in nodes and self._crosses(nodes) \
+                    and self.kept < _KEPT_MOST:
+                self.kept += 1
                 self.mirrors[key] = [arguments[index], False, {}]
                 changed.pop(index, None)
                 changed[("sent", *key)] = arguments[index]
@@ -772,6 +775,10 @@ class Server:
 
 
 _CONTAINERS = frozenset({list, dict, set, bytearray, collections.deque})
+# Both sides look at every object kept alike at every call: the first this many arguments that instances under test
+# keep are kept alike, so that a test making a thousand instances (litestar's multipart form of 1,000 files) does not
+# make a million comparisons; the later ones stay as they were sent, as before.
+_KEPT_MOST = 32
 
 
 def _class_members(cls):
