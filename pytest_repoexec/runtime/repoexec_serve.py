@@ -298,7 +298,9 @@ class Server:
             # the module of its class where that holds it too (litestar's ``Empty``, which the judge's copy of the
             # focal module may not hold)
             home = sys.modules.get(getattr(cls, "__module__", None))
-            return ("sentinel", home.__name__ if getattr(home, marker, None) is obj else self.module.__name__, marker)
+            named = home.__name__ if getattr(home, marker, None) is obj and module_of_project(
+                home.__name__, self.project_roots) else self.module.__name__
+            return ("sentinel", named, marker)
         if self.classes and isinstance(obj, self.classes) and not isinstance(obj, type):
             hid = self.instance_ids.get(id(obj))
             if hid is None:
