@@ -780,7 +780,7 @@ _CONTAINERS = frozenset({list, dict, set, bytearray, collections.deque})
 # Both sides look at every object kept alike at every call: the first this many arguments that instances under test
 # keep are kept alike, so that a test making a thousand instances (litestar's multipart form of 1,000 files) does not
 # make a million comparisons; the later ones stay as they were sent, as before.
-_KEPT_MOST = 32
+_KEPT_MOST = 64
 
 
 def _class_members(cls):
