@@ -701,3 +701,130 @@ def test_an_argument_an_instance_keeps_is_kept_alike_node_by_node_apart(run_repo
     wrong = reference.replace("            state.url = ", "            return ")
     _right_passes_and_wrong_fails_apart(run_repoexec, pytester, ("web", "connection", "Connection"), CONNECTION,
                                         CONNECTION_TESTS, reference, wrong)
+
+
+SESSIONS = '''\
+import dataclasses
+
+
+def default_namer(path):
+    return path.strip("/") or "index"
+
+
+@dataclasses.dataclass
+class Config:
+    """An app's settings: a field whose default is a function (litestar's ``OpenAPIConfig.operation_id_creator``)."""
+
+    title: str = "app"
+    namer: object = default_namer
+
+
+class Store:
+    def __init__(self):
+        self.data = {}
+
+
+class App:
+    """An application the test builds: callable, as an ASGI app is, holding the stores its requests write to."""
+
+    def __init__(self):
+        self.config = Config()
+        self.stores = {"sessions": Store()}
+
+    def __call__(self, scope):
+        return self.config.namer(scope["path"])
+
+
+class Connection:
+    """A request: slots only, as litestar's, holding the test's whole app."""
+
+    __slots__ = ("app", "session_id")
+
+    def __init__(self, app, session_id):
+        self.app, self.session_id = app, session_id
+
+
+class Backend:
+    """Sessions kept in the app's store, reached through the request's connection."""
+
+    async def save(self, connection, data):
+        connection.app.stores["sessions"].data[connection.session_id] = dict(data)
+
+    def save_now(self, connection, data):
+        connection.app.stores["sessions"].data[connection.session_id] = dict(data)
+
+    async def load(self, connection):
+        return connection.app.stores["sessions"].data.get(connection.session_id)
+'''
+SESSIONS_TESTS = '''\
+import asyncio
+
+from web.sessions import App, Backend, Connection, default_namer
+
+
+def test_a_backend_writes_into_the_app_its_connection_holds():
+    app = App()
+    store, config = app.stores["sessions"], app.config
+    backend = Backend()
+
+    async def save(session_id, data):
+        await backend.save(Connection(app, session_id), data)
+
+    async def load(session_id):
+        return await backend.load(Connection(app, session_id))
+
+    asyncio.run(save("s1", {"id": 1}))
+    assert app.stores["sessions"] is store and store.data == {"s1": {"id": 1}}
+    backend.save_now(Connection(app, "s2"), {"id": 2})
+    assert store.data == {"s1": {"id": 1}, "s2": {"id": 2}}
+    assert asyncio.run(load("s1")) == {"id": 1}
+    assert app.config is config and config.namer is default_namer and app({"path": "/a/"}) == "a"
+'''
+
+
+def test_what_a_call_changes_deep_inside_an_argument_reaches_the_tests_own_objects_apart(run_repoexec, pytester):
+    """A method that writes into a store the test's app holds, reached through a request's connection (litestar's
+    ``ServerSideSessionBackend.store_in_message``): the store's dict the test holds gets the entry, whether the
+    method is a coroutine or not, and the rest of the app stays the test's own objects (a dataclass whose field
+    defaults to a function is never sent back). A candidate that does not save fails."""
+    reference = "class Backend:" + SESSIONS.split("class Backend:", 1)[1]
+    wrong = reference.replace("].data[connection.session_id] = dict(data)", "].data.get(connection.session_id)")
+    _right_passes_and_wrong_fails_apart(run_repoexec, pytester, ("web", "sessions", "Backend"), SESSIONS,
+                                        SESSIONS_TESTS, reference, wrong)
+
+
+BAG = '''\
+class Bag:
+    """Holds the test's dict and works on it (litestar's ``State``, which a handler makes again around
+    ``app.state._state``)."""
+
+    def __init__(self, data):
+        self.data = data
+
+    def put(self, key, value):
+        self.data[key] = value
+
+    def get(self, key):
+        return self.data.get(key)
+'''
+BAG_TESTS = '''\
+from web.bag import Bag
+
+
+def test_two_instances_over_one_dict_see_each_others_changes():
+    data = {"called": False}
+    first = Bag(data)
+    second = Bag(first.data)
+    second.put("called", True)
+    assert first.get("called") is True and data == {"called": True}
+    data["more"] = 1
+    assert second.get("more") == 1 and first.get("more") == 1
+'''
+
+
+def test_an_object_sent_again_is_the_candidates_one_copy_of_it_apart(run_repoexec, pytester):
+    """The test's dict, kept by one instance under test, given to a second one: the candidate's process has one
+    copy of it, not two, so what one instance writes the other reads. A candidate whose ``put`` writes nowhere
+    fails."""
+    wrong = BAG.replace("        self.data[key] = value\n", "        self.data = dict(self.data, **{key: value})\n")
+    _right_passes_and_wrong_fails_apart(run_repoexec, pytester, ("web", "bag", "Bag"), BAG, BAG_TESTS, BAG, wrong)

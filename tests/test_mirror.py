@@ -3,6 +3,7 @@ the other side's own objects, which that side's holders keep."""
 
 from __future__ import annotations
 
+import array
 import collections
 import pickle
 import sys
@@ -13,7 +14,7 @@ sys.path.insert(0, str(RUNTIME))  # the judge's modules, as the inner plugin imp
 
 import threading  # noqa: E402
 
-from repoexec_mirror import apply_graph, fingerprint, moved, paths  # noqa: E402
+from repoexec_mirror import apply_graph, changed_nodes, fingerprint, is_node, moved, node_marks, paths  # noqa: E402
 
 
 class State:
@@ -104,3 +105,29 @@ def test_a_change_is_seen_where_pickle_cannot_write_the_graph():
         now = fingerprint(paths(scope))
         assert now != agreed
         agreed = now
+
+
+class App:
+    """Callable, as an ASGI app is: a node only where a call's changes to its arguments are read (``deep``)."""
+
+    def __init__(self):
+        self.stores = {"sessions": State()}
+
+    def __call__(self):
+        return self.stores
+
+
+def test_the_nodes_a_call_changed_are_named_by_their_paths_then():
+    app = App()
+    root = {"app": app, "numbers": array.array("i", [1, 2]), "kept": [1]}
+    assert not is_node(app) and is_node(app, deep=True)
+    before = paths(root, deep=True)
+    marks = node_marks(before)
+    assert changed_nodes(paths(root, deep=True), before, marks) == []
+    app.stores["sessions"].url = "/x"  # an object deep inside, through the callable app
+    root["numbers"][0] = 5  # an array changed in place: its holder changed
+    root["kept"] = [1]  # a new list in the old one's place: the root changed, the old list is no longer held
+    changed = changed_nodes(paths(root, deep=True), before, marks)
+    assert sorted(path for path, _ in changed) == [(), (("k", "app"), ("a", "stores"), ("k", "sessions"))]
+    assert dict(changed)[()] is root and dict(changed)[(("k", "app"), ("a", "stores"), ("k", "sessions"))] \
+        is app.stores["sessions"]

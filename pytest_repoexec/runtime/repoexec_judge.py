@@ -648,6 +648,8 @@ class Channel:
         self.mirrored = {}  # (call, key) -> its ``fingerprint`` as both processes last agreed on it (``_mirrors``):
         # False until taken after the answer that named it
         self.nodes = {}  # (call, key) -> its nodes' ``paths`` then
+        self.mirror_ids = {}  # id -> (call, key) of each of them, while a message is written
+        self.by_value_ids = set()  # those whose states the message carries (``_mirrors``): by value there
         # one call out at a time: a test's threads (dask's scheduler calling a remote index) take turns, where
         # they would interleave their messages; one thread's calls nest (a callback's calls, made while it waits)
         self.turn = threading.RLock()
@@ -957,11 +959,15 @@ class Channel:
                     and type(index[2]) is tuple and len(index[2]) == 1 and type(index[2][0]) is int \
                     and 0 <= index[2][0] < len(arguments):  # an argument of this call the candidate's instance kept
                 self.sent.setdefault(index[1:], arguments[index[2][0]])
-            if isinstance(index, int) and 0 <= index < len(arguments):
+            if type(index) is int and 0 <= index < len(arguments):
                 _apply(arguments[index], state)
             elif isinstance(index, tuple) and len(index) == 3 and index[0] == "argument" and index[1] in self.made \
-                    and isinstance(index[2], int) and 0 <= index[2] < len(self.made[index[1]]):
+                    and type(index[2]) is int and 0 <= index[2] < len(self.made[index[1]]):
                 _apply(self.made[index[1]][index[2]], state)
+            elif isinstance(index, tuple) and len(index) == 3 and index[0] == "delta" and type(index[2]) is int:
+                made = arguments if index[1] == number else self.made.get(index[1], ())
+                if 0 <= index[2] < len(made):
+                    value = _filled(made[index[2]], state, value)
             elif isinstance(index, tuple) and len(index) == 3 and index[0] == "sent" and index[1:] in self.sent:
                 mirrored = self.sent[index[1:]]
                 if is_node(mirrored):  # node by node: what the test holds inside it stays what it holds
@@ -993,6 +999,7 @@ class Channel:
             if now is not None and now != agreed:
                 changed[key] = (self.sent[key], moved(nodes, self.nodes.get(key, {})))
                 self.mirrored[key], self.nodes[key] = now, nodes
+        self.by_value_ids = {id(state) for state, _ in changed.values()}  # their states: by value
         return changed
 
     def _folders(self, made):
@@ -1052,17 +1059,24 @@ class Channel:
         """The message as a pickle: what pickles by value so, the test's functions lent; where that fails (an open
         file, a lock, a queue, a socket, an object of a class defined in a test), once more with every object
         that does not pickle lent too."""
+        self.mirror_ids = {id(self.sent[key]): key for key in self.mirrored}
         try:
             self.in_reference, self.descriptors = 0, []
             return dumps(message, self._persistent_id)
         except (pickle.PicklingError, TypeError, AttributeError, RuntimeError):
             self.in_reference, self.descriptors = 0, []
             return dumps(message, functools.partial(self._persistent_id, lending=True))
+        finally:
+            self.mirror_ids, self.by_value_ids = {}, set()
 
     def _persistent_id(self, obj, lending=False):
-        if self.in_reference:  # the four parts of the ("constant", ...) just given, pickled next
+        if self.in_reference:  # the parts of the ("constant", ...) or ("mirror", ...) just given, pickled next
             self.in_reference -= 1
             return None
+        key = self.mirror_ids.get(id(obj)) if self.mirror_ids else None
+        if key is not None and id(obj) not in self.by_value_ids:  # sent before, kept alike there: that copy,
+            self.in_reference = 3 + len(key[1])  # never a second one (a handler's ``State(app.state._state)``)
+            return ("mirror", key[0], tuple(list(key[1])))
         if type(obj) in _NEVER_REFERRED:  # most of a message: a number, a builtin container (the pickler asks of
             return None  # every object, and the checks below cost a third of a call)
         if type(obj) is Handle:
@@ -1120,6 +1134,12 @@ class Channel:
             raise WireError("a reference that is not the judge's")
         if pid[0] == "arg" and len(pid) == 2 and isinstance(pid[1], int) and 0 <= pid[1] < len(arguments):
             return arguments[pid[1]]
+        if pid[0] == "argnode" and len(pid) == 4 and type(pid[1]) is int and type(pid[2]) is int \
+                and type(pid[3]) is tuple:
+            made = self.made.get(pid[1], arguments)
+            found = follow(made[pid[2]], pid[3]) if 0 <= pid[2] < len(made) else None
+            if is_node(found, True):  # a node of an argument that the call left as it was: the judge's own
+                return found
         if pid[0] == "node" and len(pid) == 4 and pid[1:3] in self.sent and type(pid[3]) is tuple:
             found = follow(self.sent[pid[1:3]], pid[3])
             if is_node(found):  # a node of an object kept alike there, which the call left as it was: the judge's own
@@ -1498,6 +1518,21 @@ def _rebuilt(described, text):
         if base is not None:  # the builtin it derives from, by the judge's own class: its name is no label
             return base(text)
     return CandidateError(text or "the candidate raised what cannot cross to the judge")
+
+
+def _filled(target, changed, value):
+    """The nodes of an argument that a call changed (``repoexec_serve._changes``: their paths in the argument as the
+    judge sent it, their new contents), each filled in place, so that what the test holds inside the argument sees
+    the change; the rest of the argument came back as the judge's own. A path that finds no node of the same class
+    here is passed over. Returns the answer, as the judge's own node where it is one of them."""
+    paths_then, nodes = changed if type(changed) is tuple and len(changed) == 2 else ([], [])
+    if type(paths_then) is not list or type(nodes) is not list:
+        return value
+    pairs = [(own, node) for path, node in zip(paths_then, nodes) if type(path) is tuple
+             for own in (follow(target, path),) if own is not None and type(own) is type(node) and is_node(own, True)]
+    mapped = apply_graph([own for own, _ in pairs], [node for _, node in pairs],
+                         [((("i", place),), (("i", place),)) for place in range(len(pairs))], deep=True)
+    return mapped.get(id(value), value)
 
 
 def _apply(target, state):

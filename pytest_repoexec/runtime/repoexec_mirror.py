@@ -17,30 +17,37 @@ subclass), and filled only with contents of a node of the same class.
 
 import collections
 import enum
+import functools
+import pickle
+import types
 
 _MISSING = object()
 _SCALARS = frozenset({bool, int, float, complex, str, bytes, type(None)})
 _KEY_TYPES = frozenset({bool, int, float, str, bytes, type(None)})
 _LEAVES = (set, bytearray, collections.deque)  # filled whole: their items hold no node
 _SLOTS = {}  # class -> its slots' names
+_FUNCTIONS = (types.FunctionType, types.BuiltinFunctionType, types.MethodType, types.ModuleType, functools.partial,
+              type(functools.lru_cache()(len)), staticmethod, classmethod, property)  # code, not state
 OPAQUE = []  # classes whose instances stand for themselves, never walked into: the classes under test, whose
 # instances the judge holds as remote ones (the candidate's process sets them)
 
 
-def is_node(obj):
+def is_node(obj, deep=False):
     """Whether an object is one whose identity is kept: a list, dict, set or bytearray, or an object with
     attributes of its own that is not a class, a function, an enum's member (each side has its own, by name) or one
-    of the runtime's own stand-ins."""
+    of the runtime's own stand-ins; an instance that is callable only where ``deep`` (what a call did to its
+    arguments: an ASGI app holds the stores its requests write to; a graph kept alike at every call stops there)."""
     if isinstance(obj, (list, dict, *_LEAVES)):
         return True
     cls = type(obj)
-    if cls in _SCALARS or cls is tuple or isinstance(obj, (type, enum.Enum, *OPAQUE)) or callable(obj) or any(
+    if cls in _SCALARS or cls is tuple or isinstance(obj, (type, enum.Enum, *_FUNCTIONS, *OPAQUE)) \
+            or not deep and callable(obj) or any(
             str(vars(klass).get("__module__", "")).startswith("repoexec_") for klass in cls.__mro__):
         return False
     return _attributes(obj) is not None or bool(_slots(cls))
 
 
-def paths(root):
+def paths(root, deep=False):
     """id -> (path, node) for each node reached from ``root`` through items and attributes, by the first path
     met breadth first (tuples are walked through, not kept: they are rebuilt, not filled)."""
     found, queue = {}, collections.deque([((), root)])
@@ -51,7 +58,7 @@ def paths(root):
         if type(obj) is tuple:
             queue.extend((path + (("i", index),), item) for index, item in enumerate(obj) if type(item) not in _SCALARS)
             continue
-        if not is_node(obj):
+        if not is_node(obj, deep):
             continue
         found[id(obj)] = (path, obj)
         queue.extend((path + (step,), child) for step, child in _children(obj) if type(child) not in _SCALARS)
@@ -75,13 +82,45 @@ def fingerprint(nodes):
             return "tuple", tuple(map(mark, value))
         return "object", id(value)
 
-    marks = []
-    for _, node in nodes.values():
-        if isinstance(node, _LEAVES):
-            marks.append((type(node), bytes(node) if isinstance(node, bytearray) else tuple(map(mark, node))))
-        else:
-            marks.append((type(node), *_contents(node, mark)))
-    return marks
+    return [_marked(node, mark) for _, node in nodes.values()]
+
+
+def node_marks(nodes):
+    """Each node's contents (``paths``), every object in them named by its identity (one that has no hash, an
+    array say, by its pickled state too: it may change in place), with the objects named held, so that no identity
+    is taken again by a new object while the marks are kept: to tell, after a call, which of these nodes it changed
+    (``changed_nodes``)."""
+    held = []
+
+    def mark(value):
+        cls = type(value)
+        if cls in _SCALARS:
+            return cls, value
+        if cls is tuple:
+            return "tuple", tuple(map(mark, value))
+        held.append(value)
+        if getattr(cls, "__hash__", None) is None and not is_node(value, True):
+            try:
+                return "object", id(value), pickle.dumps(value, protocol=4)
+            except Exception:
+                return "object", id(value), None
+        return "object", id(value)
+
+    return {key: _marked(node, mark) for key, (_, node) in nodes.items()}, held
+
+
+def changed_nodes(now, before, marks):
+    """(path then, node) of each node ``before`` held (``paths``, with its ``node_marks``) that a graph still holds
+    (``paths`` now) and whose contents changed: what the receiver fills. A node new to the graph is reached only
+    through one of them."""
+    kept = {key: entry for key, entry in now.items() if key in before and before[key][1] is entry[1]}
+    return [(before[key][0], kept[key][1]) for key, mark in node_marks(kept)[0].items() if mark != marks[0].get(key)]
+
+
+def _marked(node, mark):
+    if isinstance(node, _LEAVES):
+        return type(node), bytes(node) if isinstance(node, bytearray) else tuple(map(mark, node))
+    return (type(node), *_contents(node, mark))
 
 
 def moved(now, before):
@@ -91,18 +130,18 @@ def moved(now, before):
             if path and key in before and before[key][1] is obj]
 
 
-def apply_graph(target, state, moves):
+def apply_graph(target, state, moves, deep=False):
     """``state`` (the other side's copy, as it crossed) applied to ``target`` in place: each node ``moves`` names
     (``moved``) is the target's old node at the old path, filled with the new contents; any other node of the
     state is new and taken as it is; references between them are kept. Returns the state's nodes that stand for
     the target's (by id), each with the target's node it filled."""
-    if type(target) is not type(state) or not is_node(target):
+    if type(target) is not type(state) or not is_node(target, deep):
         return {}
     mapped = {id(state): target}
     for move in moves if type(moves) is list else ():
         if type(move) is tuple and len(move) == 2 and type(move[0]) is tuple and type(move[1]) is tuple:
             new, old = _follow(state, move[0]), _follow(target, move[1])
-            if new is not _MISSING and old is not _MISSING and type(new) is type(old) and is_node(old):
+            if new is not _MISSING and old is not _MISSING and type(new) is type(old) and is_node(old, deep):
                 mapped.setdefault(id(new), old)
 
     def translated(value):
@@ -114,7 +153,7 @@ def apply_graph(target, state, moves):
         return value
 
     fills = []  # all contents read before any node is written: a state may hold the receiver's own nodes
-    for _, node in paths(state).values():
+    for _, node in paths(state, deep).values():
         into = mapped.get(id(node), node)
         contents = _contents(node, translated)
         if into is not node or any(new is not old for new, old in zip(_values(contents), _values(_contents(
@@ -149,7 +188,7 @@ def follow(obj, path):
 
 def _follow(obj, path):
     for step in path:
-        if type(step) is not tuple or len(step) != 2 or not (type(obj) is tuple or is_node(obj)):
+        if type(step) is not tuple or len(step) != 2 or not (type(obj) is tuple or is_node(obj, True)):
             return _MISSING
         kind, key = step
         if kind == "i" and isinstance(obj, (list, tuple)) and type(key) is int and 0 <= key < len(obj):

@@ -32,7 +32,7 @@ import weakref
 from repoexec_futures import awaiting, is_deferred, own_loop, pending
 from repoexec_guard import apply_limits, deny_system_calls, limit_kind
 import repoexec_mirror
-from repoexec_mirror import apply_graph, fingerprint, moved, paths
+from repoexec_mirror import apply_graph, changed_nodes, fingerprint, is_node, moved, node_marks, paths
 from repoexec_wire import (FUNCTION_TYPES, VALUE_TYPES, WIRE_CALLS, _named, _named_singleton, _reached,
                            bindable, by_code, cell_filled, converted, defines, dumps, identities, is_sentinel,
                            is_value_type, library_module, module_of_project, module_singleton, receive, send, sentinels,
@@ -193,6 +193,8 @@ class Server:
         self.shapes = {}  # (code, names, parameters) -> the number of a function handle's shape (``_shape``)
         self.crossing = set()  # classes whose objects the judge rebuilds, as ``_crosses`` found them
         self.kept = 0  # the arguments kept alike because an instance under test kept them (``_KEPT_MOST``)
+        self.unchanged = {}  # id -> (call, index, path, node): while an answer is written, the nodes of its call's
+        # arguments that the call left as they were (``_changes``), each the judge's own
         self.nodes = {}  # id -> (key, path, node): while an answer is written, the nodes of the mirrors the call
         # left as the judge last agreed on them, which it names (its own) rather than sends
 
@@ -221,6 +223,8 @@ class Server:
     def _persistent_load(self, pid):
         if pid[0] == "handle":
             return self.handles[pid[1]]
+        if pid[0] == "mirror":  # an object the judge sent before, kept alike with ours: ours, never a second copy
+            return self.mirrors[(pid[1], pid[2])][0]
         if pid[0] == "judge":
             if pid[1] not in self.lent:
                 described = pid[2] if len(pid) > 2 else None
@@ -271,23 +275,23 @@ class Server:
         if id(obj) in self.by_value:  # an argument's new state: sent whole, once
             self.by_value.discard(id(obj))
             return None
-        if self.in_reference:  # the two parts of the ("arg", index) just given, pickled next
+        if self.in_reference:  # the parts of the reference just given, pickled next (``_reference``)
             self.in_reference -= 1
             return None
         index = self.arguments.get(id(obj)) if type(obj) not in (int, bool) else None
         if index is not None:  # an argument returned, immutable ones too: `returned is argument` holds
-            self.in_reference = 2
-            return ("arg", index)
+            return self._reference("arg", index)
+        named = self.unchanged.get(id(obj))
+        if named is not None and named[3] is obj:  # a node of an argument the call left as it was
+            return self._reference("argnode", *named[:3])
         named = self.nodes.get(id(obj))
         if named is not None and named[2] is obj:  # a node of a graph kept alike that the call left as it was
             key, path, _ = named
-            self.in_reference = 4 + len(key[1]) + 3 * len(path)
-            return ("node", *key, path)
+            return self._reference("node", *key, path)
         received = self.received.get(id(obj))
         if received is not None and received[2] is obj:  # an earlier call's argument: the judge's own object
             self.mirrors.setdefault(received[:2], [obj, False, {}])  # kept here: the copies are kept alike from now on
-            self.in_reference = 3 + len(received[1])
-            return ("sent", received[0], received[1])
+            return self._reference("sent", received[0], received[1])
         if obj is sys.path:  # by name: the judge's own (``load_object("sys.path") is sys.path``)
             return ("std", "path")
         cls = type(obj)
@@ -355,6 +359,15 @@ class Server:
             shape = self._shape(obj) if named is None and cls is types.FunctionType else None
             return ("handle", hid, cls.__qualname__, named, *((shape,) if shape else ()))
         return None
+
+    def _reference(self, *parts):
+        """A reference to the judge's own object, made of new tuples: pickle then passes each of its parts through
+        ``_persistent_id``, which lets exactly that many by (a tuple pickled before in the message, a path's
+        step shared with another path, would be written from the memo without its parts, and the count would
+        let the message's next objects by unchecked)."""
+        reference = _fresh(parts)
+        self.in_reference = _parts(reference)
+        return reference
 
     def _shape(self, function):
         """What the judge makes a function handle of (``repoexec_judge.Channel._shaped``): its names, doc,
@@ -608,10 +621,10 @@ class Server:
         self.streak = (taken, self.streak[1] + 1 if taken is not None and taken == self.streak[0] else 1)
         arguments = [*args, *kwargs.values()]
         self.received.update((id(value), (number, key, value)) for key, value in identities(arguments))
-        mutable = [index for index, value in enumerate(arguments) if _mutable(value)]
+        mutable = [index for index, value in enumerate(arguments) if _watchable(value)]
         watched = {index: paths(arguments[index]) for index in mutable} if self.classes else {}  # before the
-        # snapshots: reading an object's attributes may make its __dict__ (a BytesIO's), which pickle then writes
-        before = {index: snapshot(arguments[index]) for index in mutable}
+        # states: reading an object's attributes may make its __dict__ (a BytesIO's), which pickle then writes
+        before = {index: _watched(arguments[index], bool(self.classes)) for index in mutable}
         references = {index: sys.getrefcount(arguments[index]) for index in watched}  # one more after: kept
         saved = self.arguments
         self.arguments = {}
@@ -629,16 +642,24 @@ class Server:
             return
         finally:
             self.arguments = saved
-        changed = {index: arguments[index] for index, was in before.items() if snapshot(arguments[index]) != was}
+        rose = {index for index in watched if sys.getrefcount(arguments[index]) > references[index]}  # before
+        # anything here holds the arguments (``unchanged``)
+        changed, unchanged = {}, {}
+        for index, watching in before.items():
+            _changes(changed, unchanged, number, index, *watching)
         sent = set()  # the nodes of the graphs whose states go: sent by value
-        for index, nodes in watched.items():  # what an instance under test keeps: the copies are kept alike
+        for index, nodes in watched.items() if not inspect.isawaitable(value) else ():  # what an instance under
+            # test keeps: the copies are kept alike (a coroutine holds its arguments until it is awaited: what it
+            # does to them is told then, as any call's)
             key = (number, (index,))
-            if sys.getrefcount(arguments[index]) > references[index] and value is not arguments[index] \
+            if index in rose and value is not arguments[index] \
                     and key not in self.mirrors and id(arguments[index]) in nodes and self._crosses(nodes) \
+                    and all(mirror[0] is not arguments[index] for mirror in self.mirrors.values()) \
                     and self.kept < _KEPT_MOST:
                 self.kept += 1
                 self.mirrors[key] = [arguments[index], False, {}]
                 changed.pop(index, None)
+                changed.pop(("delta", number, index), None)
                 changed[("sent", *key)] = arguments[index]
                 now = paths(arguments[index])
                 changed[("moved", *key)] = moved(now, nodes)
@@ -647,18 +668,19 @@ class Server:
             made = self.awaits.pop(id(self.handles.get(target[1])), None)
             if made is not None and made[0] is self.handles.get(target[1]):
                 _, call, kept = made
-                changed.update({("argument", call, index): value for index, (value, was) in kept.items()
-                                if snapshot(value) != was})
+                for index, watching in kept.items():
+                    _changes(changed, unchanged, call, index, *watching, key=("argument", call, index))
         elif before and inspect.isawaitable(value):  # its body runs when the judge awaits it
-            self.awaits[id(value)] = (value, number, {index: (arguments[index], snapshot(arguments[index]))
+            self.awaits[id(value)] = (value, number, {index: _watched(arguments[index], bool(self.classes))
                                                       for index in before})
         self.arguments = {id(value): index for index, value in enumerate(arguments)}
         received = self.received.get(id(value))
         if id(value) in self.sentinels:
             pass  # a marker of the focal module's: the judge's own of that name, as it is
         elif received is not None and received[2] is value and id(value) not in self.arguments:
-            if _mutable(value):  # its state now, then the judge's own object
+            if _mutable(value):  # its state now, then the judge's own object, kept alike from now on
                 changed[("sent", received[0], received[1])] = value
+                self.mirrors.setdefault(received[:2], [value, False, {}])
         elif id(value) not in self.arguments and _kept(value):  # the same object answered again is the same there
             number_of = self.objects.setdefault(id(value), (len(self.objects) + 1, value))[0]
             changed[("obj", number_of)] = value
@@ -673,14 +695,16 @@ class Server:
                 changed[("moved", *key)] = moved(nodes, mirror[2])
                 mirror[1], mirror[2] = now, nodes
                 sent.update(nodes)
-        self.by_value = {id(value) for value in changed.values()}
+        self.by_value = {id(value) for value in changed.values()} | {
+            id(node) for key, value in changed.items() if type(key) is tuple and key[0] == "delta" for node in value[1]}
+        self.unchanged = unchanged
         self.nodes = {ident: (key, path, node) for key, mirror in self.mirrors.items() if mirror[1]
                       for ident, (path, node) in mirror[2].items() if ident not in sent}
         self._left()
         try:  # the new states first: the answer, if it is one of them, is then the argument itself
             self._send(("return", number, changed, value))
         finally:
-            self.arguments, self.by_value, self.nodes = saved, set(), {}
+            self.arguments, self.by_value, self.nodes, self.unchanged = saved, set(), {}, {}
         for mirror in self.mirrors.values():
             if mirror[1] is False:  # named by this answer: its state as the judge takes it
                 mirror[2] = paths(mirror[0])
@@ -1060,6 +1084,47 @@ def _loop():
 _LOOP = None
 
 
+def _fresh(value):
+    return tuple(_fresh(item) for item in value) if type(value) is tuple else value
+
+
+def _parts(reference):
+    return sum(1 + (_parts(item) if type(item) is tuple else 0) for item in reference)
+
+
+def _watched(argument, walked):
+    """An argument before what may change it: itself, and either its graph (``paths``) with what each node holds
+    (``node_marks``), for an object (or any argument of a class problem, whose instances may keep it), or its
+    state as pickle writes it, for a container (a test's list: cheaper, and told whole)."""
+    graph = paths(argument, True) if walked or not isinstance(argument, (list, dict, set, bytearray)) else None
+    if graph:  # before the state: reading an object's attributes may make its __dict__ (a BytesIO's)
+        return argument, graph, None, node_marks(graph)
+    return argument, graph, snapshot(argument), None
+
+
+def _changes(changed, unchanged, call, index, argument, graph, state, marks, key=None):
+    """What a call did to one of its arguments, if anything. A walked one: the nodes it changed (``changed_nodes``),
+    each by its path then, sent by value; the nodes it left as they were cross as references to the judge's own
+    (``unchanged``: a request's connection holds the test's whole app, and the call wrote to one store in it, so
+    only that store's dict crosses). Another: its new state, whole."""
+    if marks is not None:
+        now = paths(argument, True)
+        dirty = changed_nodes(now, graph, marks)
+        if dirty:
+            changed[("delta", call, index)] = ([path for path, _ in dirty], [node for _, node in dirty])
+            left = {id(node) for _, node in dirty}
+            unchanged.update((ident, (call, index, path, node)) for ident, (path, node) in graph.items()
+                             if ident not in left and ident in now and now[ident][1] is node)
+    elif state is not None and state != snapshot(argument):
+        changed[index if key is None else key] = argument
+
+
+def _watchable(value):
+    """Whether what a call does to an argument may need telling: a container, or an object with attributes or slots
+    (``is_node``: not a class, a function, one of ours or an instance under test) of a class not the builtins'."""
+    return isinstance(value, (list, dict, set, bytearray)) or is_node(value, True) and type(value).__module__ != "builtins"
+
+
 def _mutable(value):
     return isinstance(value, (list, dict, set, bytearray)) or defines(type(value), "__dict__") and not isinstance(
         value, (type, Lent, *FUNCTION_TYPES, *_UNDER_TEST)) and type(value).__module__ != "builtins"
@@ -1166,7 +1231,8 @@ def main(argv=None):
     global _UNDER_TEST
     _UNDER_TEST = () if isinstance(module, _Broken) else tuple(
         found for found in (getattr(module, name, None) for name in options.repoexec_class) if isinstance(found, type))
-    repoexec_mirror.OPAQUE[:] = _UNDER_TEST
+    ours = [value for value in globals().values() if isinstance(value, type) and value.__module__ == __name__]
+    repoexec_mirror.OPAQUE[:] = (*_UNDER_TEST, *ours)  # never walked: a Lent, whose server is ours
     Server(sock, module, options.repoexec_project_root, _UNDER_TEST).serve()
     return 0
 
