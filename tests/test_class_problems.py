@@ -793,7 +793,7 @@ def test_what_a_call_changes_deep_inside_an_argument_reaches_the_tests_own_objec
                                         SESSIONS_TESTS, reference, wrong)
 
 
-BAG = '''\
+SHARED_BAG = '''\
 class Bag:
     """Holds the test's dict and works on it (litestar's ``State``, which a handler makes again around
     ``app.state._state``)."""
@@ -807,7 +807,7 @@ class Bag:
     def get(self, key):
         return self.data.get(key)
 '''
-BAG_TESTS = '''\
+SHARED_BAG_TESTS = '''\
 from web.bag import Bag
 
 
@@ -826,5 +826,6 @@ def test_an_object_sent_again_is_the_candidates_one_copy_of_it_apart(run_repoexe
     """The test's dict, kept by one instance under test, given to a second one: the candidate's process has one
     copy of it, not two, so what one instance writes the other reads. A candidate whose ``put`` writes nowhere
     fails."""
-    wrong = BAG.replace("        self.data[key] = value\n", "        self.data = dict(self.data, **{key: value})\n")
-    _right_passes_and_wrong_fails_apart(run_repoexec, pytester, ("web", "bag", "Bag"), BAG, BAG_TESTS, BAG, wrong)
+    wrong = SHARED_BAG.replace("        self.data[key] = value\n", "        self.data = dict(self.data, **{key: value})\n")
+    _right_passes_and_wrong_fails_apart(run_repoexec, pytester, ("web", "bag", "Bag"), SHARED_BAG, SHARED_BAG_TESTS,
+                                        SHARED_BAG, wrong)

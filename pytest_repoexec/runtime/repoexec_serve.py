@@ -1093,20 +1093,20 @@ def _parts(reference):
 
 
 def _watched(argument, walked):
-    """An argument before what may change it: itself, and either its graph (``paths``) with what each node holds
-    (``node_marks``), for an object (or any argument of a class problem, whose instances may keep it), or its
-    state as pickle writes it, for a container (a test's list: cheaper, and told whole)."""
+    """An argument before what may change it: itself, its graph (``paths``) with what each node holds
+    (``node_marks``) for an object (or any argument of a class problem, whose instances may keep it), and its
+    state as pickle writes it (a test's list is compared so alone: cheaper, and told whole)."""
     graph = paths(argument, True) if walked or not isinstance(argument, (list, dict, set, bytearray)) else None
-    if graph:  # before the state: reading an object's attributes may make its __dict__ (a BytesIO's)
-        return argument, graph, None, node_marks(graph)
-    return argument, graph, snapshot(argument), None
+    # the graph before the state: reading an object's attributes may make its __dict__ (a BytesIO's)
+    return argument, graph, snapshot(argument), node_marks(graph) if graph else None
 
 
 def _changes(changed, unchanged, call, index, argument, graph, state, marks, key=None):
     """What a call did to one of its arguments, if anything. A walked one: the nodes it changed (``changed_nodes``),
     each by its path then, sent by value; the nodes it left as they were cross as references to the judge's own
     (``unchanged``: a request's connection holds the test's whole app, and the call wrote to one store in it, so
-    only that store's dict crosses). Another: its new state, whole."""
+    only that store's dict crosses). Another, or one whose change no node shows (what a C object holds): its new
+    state, whole."""
     if marks is not None:
         now = paths(argument, True)
         dirty = changed_nodes(now, graph, marks)
@@ -1115,7 +1115,8 @@ def _changes(changed, unchanged, call, index, argument, graph, state, marks, key
             left = {id(node) for _, node in dirty}
             unchanged.update((ident, (call, index, path, node)) for ident, (path, node) in graph.items()
                              if ident not in left and ident in now and now[ident][1] is node)
-    elif state is not None and state != snapshot(argument):
+            return
+    if state is not None and state != snapshot(argument):
         changed[index if key is None else key] = argument
 
 
