@@ -964,7 +964,8 @@ class Channel:
             elif isinstance(index, tuple) and len(index) == 3 and index[0] == "argument" and index[1] in self.made \
                     and type(index[2]) is int and 0 <= index[2] < len(self.made[index[1]]):
                 _apply(self.made[index[1]][index[2]], state)
-            elif isinstance(index, tuple) and len(index) == 3 and index[0] == "delta" and type(index[2]) is int:
+            elif isinstance(index, tuple) and len(index) == 3 and index[0] == "delta" and type(index[1]) is int \
+                    and type(index[2]) is int:
                 made = arguments if index[1] == number else self.made.get(index[1], ())
                 if 0 <= index[2] < len(made):
                     value = _filled(made[index[2]], state, value)
